@@ -1,0 +1,121 @@
+/**
+ * The command table: argv in, exit code out. Nothing below `cli/` parses flags or exits.
+ *
+ * @module
+ */
+
+import { Command, CommanderError, Option } from "commander";
+import meta from "../deno.json" with { type: "json" };
+import { EXIT, UsageError } from "./errors.ts";
+import { writeStderr, writeStdout } from "./output.ts";
+import { toolCommand } from "./tool.ts";
+import { toolsCommand } from "./tools.ts";
+
+/** The product version, from `deno.json`. */
+export const VERSION: string = meta.version;
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+function buildProgram(run: (work: () => Promise<number>) => void, signal: AbortSignal): Command {
+  const program = new Command("rousseau")
+    .description("A coding agent for the terminal, CI pipelines and locked-down servers.")
+    .version(VERSION, "--version", "print the version and exit")
+    .helpOption("--help", "show help")
+    .addOption(new Option("--workspace <dir>", "workspace root (default: the current directory)"))
+    .addOption(
+      new Option("--add-dir <dir>", "another workspace root (repeatable)").argParser(collect),
+    )
+    .showHelpAfterError("(run with --help for usage)")
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => void writeStdout(text),
+      writeErr: (text) => void writeStderr(text.trimEnd()),
+      outputError: (text, write) => write(text),
+    });
+
+  program.command("tool")
+    .description("run one tool through the same layers the model's calls go through")
+    .argument("<name>", "tool name, exactly as registered (see `rousseau tools`)")
+    .argument("[json]", "the input as one JSON object; - or absent reads it from stdin")
+    .option("--json", 'print {"output": string, "is_error": boolean} instead of plain text')
+    .option("--timeout <duration>", "bash timeout, e.g. 500ms, 90s, 2m (default 1m0s)")
+    .option("--max-matches <n>", "grep: most rows returned (default 200)")
+    .option("--max-file-bytes <n>", "grep: skip files larger than this (default 4194304)")
+    .addHelpText(
+      "after",
+      `
+Exit codes: 0 success, 1 tool error or denial, 2 usage.
+
+Examples:
+  rousseau tool read '{"path": "/srv/app/README.md"}'
+  echo '{"command": "git status"}' | rousseau tool bash - --json
+  rousseau tool grep '{"pattern": "TODO", "path": "/srv/app", "include": "*.ts"}'`,
+    )
+    .action((name: string, json: string | undefined, _opts: unknown, command: Command) => {
+      run(() => toolCommand(name, json, command.optsWithGlobals(), signal));
+    });
+
+  program.command("tools")
+    .description("list the registered tools")
+    .option("--json", "print [{name, description, input_schema}] sorted by name")
+    .action((_opts: unknown, command: Command) => {
+      run(() => toolsCommand(command.optsWithGlobals()));
+    });
+
+  program.command("version")
+    .description("print the version, the Deno version and the build target")
+    .action(() => {
+      run(async () => {
+        await writeStdout(
+          `rousseau ${VERSION}\ndeno ${Deno.version.deno}\ntarget ${Deno.build.target}\n`,
+        );
+        return EXIT.ok;
+      });
+    });
+  return program;
+}
+
+/** Runs the CLI with `args` (without the program name) and returns the exit code. */
+export async function main(args: readonly string[]): Promise<number> {
+  const controller = new AbortController();
+  let caught: "SIGINT" | "SIGTERM" | undefined;
+  const listeners = (["SIGINT", "SIGTERM"] as const).map((name) => {
+    const listener = () => {
+      caught ??= name;
+      controller.abort(new Error(`interrupted by ${name}`));
+    };
+    Deno.addSignalListener(name, listener);
+    return [name, listener] as const;
+  });
+  let work: (() => Promise<number>) | undefined;
+  try {
+    const program = buildProgram((w) => work = w, controller.signal);
+    try {
+      await program.parseAsync([...args], { from: "user" });
+    } catch (error) {
+      if (error instanceof CommanderError) {
+        return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+      }
+      throw error;
+    }
+    if (work === undefined) {
+      await writeStderr(program.helpInformation());
+      return EXIT.usage;
+    }
+    const code = await work();
+    if (caught === "SIGINT") return EXIT.sigint;
+    if (caught === "SIGTERM") return EXIT.sigterm;
+    return code;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      await writeStderr(`rousseau: ${error.message}`);
+      return EXIT.usage;
+    }
+    await writeStderr(`rousseau: ${error instanceof Error ? error.message : String(error)}`);
+    return EXIT.failure;
+  } finally {
+    for (const [name, listener] of listeners) Deno.removeSignalListener(name, listener);
+  }
+}

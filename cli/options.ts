@@ -1,0 +1,99 @@
+/**
+ * Global flags turned into the plain values the layers below take. Only `cli/` reads the
+ * environment; tools get a finished `ToolContext`.
+ *
+ * @module
+ */
+
+import { isAbsolute, resolve } from "node:path";
+import {
+  createWorkspace,
+  DEFAULT_LIMITS,
+  type Limits,
+  parseDuration,
+  scrubEnvironment,
+  type ToolContext,
+  type Workspace,
+} from "../tools/mod.ts";
+import { UsageError } from "./errors.ts";
+
+/** Flags every command accepts. */
+export interface GlobalFlags {
+  /** `--workspace DIR`. */
+  readonly workspace?: string;
+  /** `--add-dir DIR`, repeatable. */
+  readonly addDir?: readonly string[];
+}
+
+/** Flags that set tool limits. */
+export interface LimitFlags {
+  /** `--timeout DURATION` for bash. */
+  readonly timeout?: string;
+  /** `--max-matches N` for grep. */
+  readonly maxMatches?: string;
+  /** `--max-file-bytes N` for grep. */
+  readonly maxFileBytes?: string;
+}
+
+/** The directory the user started the command from (`deno task` changes directory). */
+export function startDirectory(): string {
+  const init = Deno.env.get("INIT_CWD");
+  return init !== undefined && isAbsolute(init) ? init : Deno.cwd();
+}
+
+/** Workspace roots from `--workspace` (default: the start directory) and `--add-dir`. */
+export async function workspaceFrom(flags: GlobalFlags): Promise<Workspace> {
+  const base = startDirectory();
+  const roots = [flags.workspace ?? base, ...(flags.addDir ?? [])].map((dir) => resolve(base, dir));
+  try {
+    return await createWorkspace(roots);
+  } catch (error) {
+    throw new UsageError(
+      `${
+        error instanceof Error ? error.message : String(error)
+      }; pass an existing directory to --workspace or --add-dir`,
+      { cause: error },
+    );
+  }
+}
+
+function positiveInteger(flag: string, text: string, min: number): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < min) {
+    throw new UsageError(
+      `${flag}: want a whole number of at least ${min}, got ${JSON.stringify(text)}`,
+    );
+  }
+  return value;
+}
+
+/** Limits from the defaults and the limit flags. */
+export function limitsFrom(flags: LimitFlags): Limits {
+  const limits: { -readonly [K in keyof Limits]: Limits[K] } = { ...DEFAULT_LIMITS };
+  if (flags.timeout !== undefined) {
+    try {
+      limits.bashTimeoutMs = parseDuration(flags.timeout);
+    } catch (error) {
+      throw new UsageError(`--timeout: ${(error as Error).message}`, { cause: error });
+    }
+    if (limits.bashTimeoutMs <= 0) throw new UsageError("--timeout: want a duration above zero");
+  }
+  if (flags.maxMatches !== undefined) {
+    limits.grepMaxMatches = positiveInteger("--max-matches", flags.maxMatches, 1);
+  }
+  if (flags.maxFileBytes !== undefined) {
+    limits.grepMaxFileBytes = positiveInteger("--max-file-bytes", flags.maxFileBytes, 0);
+  }
+  return limits;
+}
+
+/** Everything a tool call needs except its signal. */
+export async function toolContextFrom(
+  flags: GlobalFlags & LimitFlags,
+): Promise<Omit<ToolContext, "signal">> {
+  return {
+    workspace: await workspaceFrom(flags),
+    limits: limitsFrom(flags),
+    env: scrubEnvironment(Deno.env.toObject()),
+  };
+}

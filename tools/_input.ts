@@ -1,0 +1,73 @@
+/**
+ * Input decoding shared by the built-in tools. The texts are contract:
+ * `<tool>: parse input: <detail>` for a bad shape, `<tool>: <field> is required` for a
+ * missing value, `<tool>: path must be absolute, got "<path>"`.
+ *
+ * @module
+ */
+
+import { isAbsolute } from "node:path";
+import { ToolError } from "./define.ts";
+
+type FieldType = "string" | "boolean";
+
+/** Field name to expected JSON type; decoding checks every present field before anything else. */
+export type Shape = Readonly<Record<string, FieldType>>;
+
+/** Decoded fields: present ones with their type, absent (or `null`) ones `undefined`. */
+export type Fields = Readonly<Record<string, string | boolean | undefined>>;
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return `a ${typeof value}`;
+}
+
+/** Checks that `raw` is an object whose known fields have the right types; unknown keys are ignored. */
+export function parseFields(tool: string, raw: unknown, shape: Shape): Fields {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    throw new ToolError(tool, `${tool}: parse input: expected a JSON object, got ${describe(raw)}`);
+  }
+  const record = raw as Record<string, unknown>;
+  const fields: Record<string, string | boolean | undefined> = {};
+  for (const [field, type] of Object.entries(shape)) {
+    const value = Object.hasOwn(record, field) ? record[field] : undefined;
+    if (value === undefined || value === null) {
+      fields[field] = undefined;
+      continue;
+    }
+    const actual = typeof value;
+    if (actual !== type) {
+      throw new ToolError(
+        tool,
+        `${tool}: parse input: field "${field}" must be a ${type}, got ${describe(value)}`,
+      );
+    }
+    fields[field] = value as string | boolean;
+  }
+  return fields;
+}
+
+/** A string that must be present and non-empty. */
+export function requireNonEmpty(tool: string, fields: Fields, field: string): string {
+  const value = fields[field];
+  if (typeof value !== "string" || value === "") {
+    throw new ToolError(tool, `${tool}: ${field} is required`);
+  }
+  return value;
+}
+
+/** A string that must be present; `""` is a valid value. */
+export function requirePresent(tool: string, fields: Fields, field: string): string {
+  const value = fields[field];
+  if (typeof value !== "string") throw new ToolError(tool, `${tool}: ${field} is required`);
+  return value;
+}
+
+/** Throws unless `path` is absolute. */
+export function requireAbsolute(tool: string, path: string): string {
+  if (!isAbsolute(path)) {
+    throw new ToolError(tool, `${tool}: path must be absolute, got ${JSON.stringify(path)}`);
+  }
+  return path;
+}

@@ -1,0 +1,169 @@
+/**
+ * bash: `/bin/sh -c <command>` in the first workspace root, output captured and capped.
+ *
+ * The shell leads a new session, so its whole process group (background children
+ * included) is killed on timeout, on cancellation, and when the shell exits: nothing the
+ * command started outlives the call.
+ *
+ * @module
+ */
+
+import { defineTool, ToolError } from "./define.ts";
+import { parseFields, requireNonEmpty } from "./_input.ts";
+import { HeadTail } from "./_truncate.ts";
+import { formatDuration } from "./_duration.ts";
+import { DEFAULT_BASH_MAX_OUTPUT_BYTES, DEFAULT_BASH_TIMEOUT_MS } from "./limits.ts";
+import type { Tool, ToolContext } from "./types.ts";
+
+/** Input of the bash tool. */
+export interface BashInput {
+  /** The command line, run by `/bin/sh -c`. */
+  readonly command: string;
+}
+
+const NAME = "bash";
+const SHELL = "/bin/sh";
+/** How long output is still read after the shell is gone or killed. */
+const DRAIN_GRACE_MS = 500;
+
+// Go's names for the signals a command is commonly killed by.
+const SIGNAL_NAMES: Readonly<Record<string, string>> = {
+  SIGHUP: "hangup",
+  SIGINT: "interrupt",
+  SIGQUIT: "quit",
+  SIGILL: "illegal instruction",
+  SIGTRAP: "trace/breakpoint trap",
+  SIGABRT: "aborted",
+  SIGBUS: "bus error",
+  SIGFPE: "floating point exception",
+  SIGKILL: "killed",
+  SIGUSR1: "user defined signal 1",
+  SIGSEGV: "segmentation fault",
+  SIGUSR2: "user defined signal 2",
+  SIGPIPE: "broken pipe",
+  SIGALRM: "alarm clock",
+  SIGTERM: "terminated",
+  SIGXCPU: "CPU time limit exceeded",
+  SIGXFSZ: "file size limit exceeded",
+};
+
+/** Creates the bash tool. */
+export function createBashTool(): Tool<BashInput> {
+  return defineTool({
+    name: NAME,
+    description: "Run a command with /bin/sh -c (POSIX shell) in the workspace root, stdin " +
+      "empty, and return stdout and stderr combined. A non-zero exit is an error that still " +
+      `carries the output. Commands time out after ${
+        formatDuration(DEFAULT_BASH_TIMEOUT_MS)
+      } by default; background processes are killed when the command ends. Output over ` +
+      `${DEFAULT_BASH_MAX_OUTPUT_BYTES} bytes keeps its beginning and end.`,
+    inputSchema: {
+      type: "object",
+      properties: {
+        command: { type: "string", description: "The shell command line to run." },
+      },
+      required: ["command"],
+    },
+    readOnly: false,
+    parseInput(raw: unknown): BashInput {
+      const fields = parseFields(NAME, raw, { command: "string" });
+      return { command: requireNonEmpty(NAME, fields, "command") };
+    },
+    execute: runCommand,
+  });
+}
+
+function killGroup(pid: number): void {
+  try {
+    Deno.kill(-pid, "SIGKILL");
+  } catch {
+    // the group is already gone
+  }
+}
+
+function withLine(output: string, line: string): string {
+  if (output === "") return line;
+  return output.endsWith("\n") ? output + line : `${output}\n${line}`;
+}
+
+/** Reads `stream` into `sink` until it ends or `stop` resolves; then releases it. */
+async function drain(
+  stream: ReadableStream<Uint8Array>,
+  sink: HeadTail,
+  stop: Promise<void>,
+): Promise<void> {
+  const reader = stream.getReader();
+  const stopped = stop.then(() => "stop" as const);
+  try {
+    for (;;) {
+      const next = await Promise.race([reader.read(), stopped]);
+      if (next === "stop" || next.done) break;
+      sink.push(next.value);
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+    reader.releaseLock();
+  }
+}
+
+async function runCommand({ command }: BashInput, context: ToolContext): Promise<string> {
+  const { workspace, limits, signal, env } = context;
+  signal.throwIfAborted();
+  const child = new Deno.Command(SHELL, {
+    // The first line joins stderr to stdout, so both arrive in write order on one pipe.
+    args: ["-c", `exec 2>&1\n${command}`],
+    cwd: workspace.roots[0]!,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+    clearEnv: true,
+    env: { ...env },
+    detached: true,
+  }).spawn();
+
+  const output = new HeadTail(limits.bashMaxOutputBytes);
+  type End = "exit" | "timeout" | "cancel";
+  let ended = "exit" as End;
+  let endStop!: () => void;
+  const stopReading = new Promise<void>((resolve) => endStop = resolve);
+  let grace: ReturnType<typeof setTimeout> | undefined;
+  const finish = (why: "exit" | "timeout" | "cancel") => {
+    if (grace !== undefined) return; // the first reason wins
+    ended = why;
+    killGroup(child.pid);
+    grace = setTimeout(endStop, DRAIN_GRACE_MS);
+  };
+  const timer = setTimeout(() => finish("timeout"), limits.bashTimeoutMs);
+  const onAbort = () => finish("cancel");
+  signal.addEventListener("abort", onAbort, { once: true });
+
+  let status: Deno.CommandStatus;
+  try {
+    const reading = drain(child.stdout, output, stopReading);
+    status = await child.status;
+    // The shell is gone: anything it left running dies now, and its output is collected.
+    finish("exit");
+    await reading;
+  } finally {
+    clearTimeout(timer);
+    clearTimeout(grace);
+    signal.removeEventListener("abort", onAbort);
+  }
+
+  const text = output.text();
+  if (ended === "timeout") {
+    throw new ToolError(
+      NAME,
+      withLine(text, `${NAME}: timed out after ${formatDuration(limits.bashTimeoutMs)}`),
+    );
+  }
+  if (ended === "cancel") throw new ToolError(NAME, withLine(text, `${NAME}: cancelled`));
+  if (status.signal !== null) {
+    const name = SIGNAL_NAMES[status.signal] ?? status.signal;
+    throw new ToolError(NAME, withLine(text, `${NAME}: signal: ${name}`));
+  }
+  if (status.code !== 0) {
+    throw new ToolError(NAME, withLine(text, `${NAME}: exit status ${status.code}`));
+  }
+  return text;
+}

@@ -1,0 +1,321 @@
+/**
+ * grep: RE2 search of a file or a directory tree, in lexical order, stopping at the cap.
+ *
+ * Speed comes from searching whole file buffers: one RE2 scan decides whether a file can
+ * match at all, and only files that can are split into lines. Files are read several at a
+ * time but reported in walk order.
+ *
+ * @module
+ */
+
+import { Buffer } from "node:buffer";
+import { basename, join, normalize } from "node:path";
+import { RE2JS } from "re2js";
+import { defineTool, ToolError } from "./define.ts";
+import { parseFields, requireAbsolute, requireNonEmpty } from "./_input.ts";
+import { pathError } from "./_os_error.ts";
+import { confine, openConfined } from "./_workspace.ts";
+import { compileGlob, GlobSyntaxError } from "./_glob.ts";
+import { decodeUtf8 } from "./_text.ts";
+import {
+  DEFAULT_GREP_MAX_FILE_BYTES,
+  DEFAULT_GREP_MAX_MATCHES,
+  GREP_MAX_LINE_CHARS,
+} from "./limits.ts";
+import type { Tool, ToolContext, Workspace } from "./types.ts";
+
+/** Input of the grep tool. */
+export interface GrepInput {
+  /** RE2 pattern. */
+  readonly pattern: string;
+  /** Absolute file or directory to search. */
+  readonly path: string;
+  /** Optional glob on base names. */
+  readonly include?: string;
+  /** Match case-insensitively. */
+  readonly "ignore_case"?: boolean;
+}
+
+const NAME = "grep";
+/** Directory names skipped below the root. */
+export const SKIPPED_DIRS: ReadonlySet<string> = new Set([
+  ".git",
+  "node_modules",
+  "vendor",
+  ".venv",
+  "__pycache__",
+  "dist",
+  "build",
+]);
+/** Files read ahead of the one being searched. */
+const READ_AHEAD = 16;
+// Patterns whose meaning differs between a whole buffer and a single line: \A and \z anchor
+// the text, and a flag group can switch multi-line mode off. They are matched line by line.
+const NEEDS_LINES = /\\[Az]|\(\?[a-zA-Z]*-/;
+
+/** Creates the grep tool. */
+export function createGrepTool(): Tool<GrepInput> {
+  return defineTool({
+    name: NAME,
+    description: "Search file contents with an RE2 regular expression (Go syntax: no " +
+      "backreferences or lookaround). path is an absolute file or directory; directories are " +
+      `searched recursively in name order, skipping ${[...SKIPPED_DIRS].join(", ")}, ` +
+      `binary files and files over ${DEFAULT_GREP_MAX_FILE_BYTES} bytes. Returns ` +
+      `"<path>:<line>: <text>" rows, at most ${DEFAULT_GREP_MAX_MATCHES} by default, or ` +
+      '"no matches".',
+    inputSchema: {
+      type: "object",
+      properties: {
+        pattern: { type: "string", description: "RE2 regular expression to search for." },
+        path: { type: "string", description: "Absolute file or directory to search." },
+        include: {
+          type: "string",
+          description: "Glob on file base names, e.g. '*.ts' or '*.{js,ts}'.",
+        },
+        ignore_case: {
+          type: "boolean",
+          description: "Match case-insensitively. Defaults to false.",
+        },
+      },
+      required: ["pattern", "path"],
+    },
+    readOnly: true,
+    parseInput(raw: unknown): GrepInput {
+      const fields = parseFields(NAME, raw, {
+        pattern: "string",
+        path: "string",
+        include: "string",
+        ignore_case: "boolean",
+      });
+      const pattern = requireNonEmpty(NAME, fields, "pattern");
+      const path = requireAbsolute(NAME, requireNonEmpty(NAME, fields, "path"));
+      const input: { -readonly [K in keyof GrepInput]: GrepInput[K] } = { pattern, path };
+      if (typeof fields.include === "string" && fields.include !== "") {
+        input.include = fields.include;
+      }
+      if (fields.ignore_case === true) input.ignore_case = true;
+      return input;
+    },
+    execute: grep,
+  });
+}
+
+function compilePattern(input: GrepInput): RE2JS {
+  const flags = RE2JS.MULTILINE | (input.ignore_case ? RE2JS.CASE_INSENSITIVE : 0);
+  try {
+    return RE2JS.compile(input.pattern, flags);
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new ToolError(NAME, `${NAME}: compile pattern: ${detail}`, { cause: error });
+  }
+}
+
+function compileInclude(include: string | undefined): ((name: string) => boolean) | undefined {
+  if (include === undefined) return undefined;
+  try {
+    return compileGlob(include);
+  } catch (error) {
+    if (!(error instanceof GlobSyntaxError)) throw error;
+    throw new ToolError(
+      NAME,
+      `${NAME}: bad include glob ${JSON.stringify(include)}: syntax error in pattern`,
+    );
+  }
+}
+
+interface Candidate {
+  /** Path to open (may be a symlink). */
+  readonly open: string;
+  /** Path as reported. */
+  readonly display: string;
+}
+
+const ENCODER = new TextEncoder();
+
+function byName(a: Deno.DirEntry & { key: Uint8Array }, b: { key: Uint8Array }): number {
+  return Buffer.compare(a.key, b.key);
+}
+
+/** Files below `dir` in lexical byte order, depth first, skipping the usual build dirs. */
+async function* walk(
+  dir: string,
+  display: string,
+  accept: ((name: string) => boolean) | undefined,
+  signal: AbortSignal,
+): AsyncGenerator<Candidate> {
+  const entries: Array<Deno.DirEntry & { key: Uint8Array }> = [];
+  try {
+    for await (const entry of Deno.readDir(dir)) {
+      entries.push(Object.assign(entry, { key: ENCODER.encode(entry.name) }));
+    }
+  } catch {
+    return; // unreadable directories are skipped silently
+  }
+  entries.sort(byName);
+  for (const entry of entries) {
+    signal.throwIfAborted();
+    const path = join(dir, entry.name);
+    const shown = join(display, entry.name);
+    if (entry.isDirectory) {
+      if (!SKIPPED_DIRS.has(entry.name)) yield* walk(path, shown, accept, signal);
+    } else if ((entry.isFile || entry.isSymlink) && (accept === undefined || accept(entry.name))) {
+      // Symlinks are resolved at open time: directories are not descended, targets outside
+      // the workspace are dropped.
+      yield { open: path, display: shown };
+    }
+  }
+}
+
+/** The file's bytes, or undefined when it must be skipped (too big, binary, unreadable, outside). */
+async function load(
+  candidate: Candidate,
+  workspace: Workspace,
+  maxBytes: number,
+): Promise<Buffer | undefined> {
+  let handle;
+  try {
+    handle = await openConfined(NAME, candidate.open, candidate.open, workspace, "r");
+  } catch {
+    return undefined;
+  }
+  try {
+    const info = await handle.stat();
+    if (!info.isFile() || info.size > maxBytes) return undefined;
+    const bytes = await handle.readFile();
+    if (bytes.length > maxBytes || bytes.includes(0)) return undefined;
+    return bytes;
+  } catch {
+    return undefined;
+  } finally {
+    await handle.close();
+  }
+}
+
+async function* single(
+  candidate: Candidate,
+  accept: ((name: string) => boolean) | undefined,
+): AsyncGenerator<Candidate> {
+  if (accept === undefined || accept(basename(candidate.open))) yield candidate;
+}
+
+function cutRow(text: string): string {
+  if (text.length <= GREP_MAX_LINE_CHARS) return text;
+  const chars = Array.from(text);
+  return chars.length <= GREP_MAX_LINE_CHARS
+    ? text
+    : chars.slice(0, GREP_MAX_LINE_CHARS).join("") + "…";
+}
+
+/**
+ * Calls `emit(lineNumber, lineText)` for each matching line until it returns false.
+ * `whole` allows the whole-buffer fast path (see NEEDS_LINES).
+ */
+function searchText(
+  re: RE2JS,
+  bytes: Buffer,
+  whole: boolean,
+  emit: (line: number, text: string) => boolean,
+): void {
+  const hasCr = bytes.includes(0x0d);
+  // A trailing \r is not part of a line, but `$` does not match before it in a buffer.
+  const fast = whole && !hasCr;
+  if (fast && !re.test(bytes)) return;
+  const text = decodeUtf8(bytes);
+  const end = text.endsWith("\n") ? text.length - 1 : text.length;
+  if (text.length === 0) return;
+  if (!fast) {
+    let line = 0;
+    for (let start = 0; start <= end;) {
+      let stop = text.indexOf("\n", start);
+      if (stop === -1 || stop > end) stop = end;
+      line++;
+      let body = text.slice(start, stop);
+      if (body.endsWith("\r")) body = body.slice(0, -1);
+      if (re.test(body) && !emit(line, cutRow(body))) return;
+      start = stop + 1;
+    }
+    return;
+  }
+  const matcher = re.matcher(text);
+  let line = 1;
+  let counted = 0; // text before this offset has been counted into `line`
+  for (let from = 0; from <= end && matcher.find(from);) {
+    const at = matcher.start();
+    const start = at === 0 ? 0 : text.lastIndexOf("\n", at - 1) + 1;
+    if (start > end) return; // an empty match after the final newline
+    let stop = text.indexOf("\n", at);
+    if (stop === -1) stop = text.length;
+    for (
+      let i = text.indexOf("\n", counted);
+      i !== -1 && i < start;
+      i = text.indexOf("\n", i + 1)
+    ) {
+      line++;
+    }
+    counted = start;
+    const body = text.slice(start, stop);
+    if (re.test(body) && !emit(line, cutRow(body))) return;
+    from = stop + 1;
+  }
+}
+
+async function grep(input: GrepInput, context: ToolContext): Promise<string> {
+  const { workspace, limits, signal } = context;
+  const re = compilePattern(input);
+  const accept = compileInclude(input.include);
+  const whole = !NEEDS_LINES.test(input.pattern);
+  signal.throwIfAborted();
+  const root = normalize(input.path).replace(/(.)\/+$/, "$1");
+  const real = await confine(NAME, input.path, workspace, "stat");
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.stat(real);
+  } catch (error) {
+    throw new ToolError(NAME, `${NAME}: ${pathError("stat", input.path, error)}`, {
+      cause: error,
+    });
+  }
+  const candidates = info.isDirectory
+    ? walk(real, root, accept, signal)
+    : single({ open: real, display: root }, accept);
+
+  const max = limits.grepMaxMatches;
+  let out = "";
+  let rows = 0;
+  let truncated = false;
+  const pending: Array<{ candidate: Candidate; bytes: Promise<Buffer | undefined> }> = [];
+  let walked = false;
+  try {
+    while (!truncated) {
+      while (!walked && pending.length < READ_AHEAD) {
+        const next = await candidates.next();
+        if (next.done) walked = true;
+        else {
+          pending.push({
+            candidate: next.value,
+            bytes: load(next.value, workspace, limits.grepMaxFileBytes),
+          });
+        }
+      }
+      const head = pending.shift();
+      if (head === undefined) break;
+      const bytes = await head.bytes;
+      signal.throwIfAborted();
+      if (bytes === undefined) continue;
+      searchText(re, bytes, whole, (line, text) => {
+        if (rows === max) {
+          truncated = true;
+          return false;
+        }
+        rows++;
+        out += `${head.candidate.display}:${line}: ${text}\n`;
+        return true;
+      });
+    }
+  } finally {
+    await candidates.return(undefined);
+    await Promise.allSettled(pending.map((p) => p.bytes));
+  }
+  if (rows === 0) return "no matches";
+  return truncated ? `${out}(truncated at ${max} matches)\n` : out;
+}

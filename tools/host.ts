@@ -1,0 +1,53 @@
+/**
+ * Running one call: decode the input, execute, and turn every failure into a result.
+ * This is the boundary where a thrown error becomes text the model (or a script) reads.
+ *
+ * @module
+ */
+
+import { ToolError } from "./define.ts";
+import type { Registry } from "./registry.ts";
+import type { ToolContext, ToolResult } from "./types.ts";
+
+/** Runs tool calls somewhere: in this isolate, or in a permission-scoped worker. */
+export interface ToolHost {
+  /** Runs `name` with raw (already JSON-decoded) input; never throws for a tool failure. */
+  call(name: string, input: unknown, signal: AbortSignal): Promise<ToolResult>;
+}
+
+/** The text of a failure of tool `name`, with the spec's wording for cancellation. */
+export function failureText(name: string, error: unknown, signal: AbortSignal): string {
+  if (error instanceof ToolError) return error.message;
+  if (signal.aborted) return `${name}: cancelled`;
+  const detail = error instanceof Error ? error.message : String(error);
+  return detail.startsWith(`${name}: `) ? detail : `${name}: ${detail}`;
+}
+
+/** Runs `name` from `registry` with `input`; every failure becomes `{ isError: true }`. */
+export async function runTool(
+  registry: Registry,
+  name: string,
+  input: unknown,
+  context: ToolContext,
+): Promise<ToolResult> {
+  const tool = registry.get(name);
+  if (tool === undefined) return { output: `unknown tool: ${name}`, isError: true };
+  try {
+    context.signal.throwIfAborted();
+    const parsed = tool.parseInput(input);
+    const output = await tool.execute(parsed, context);
+    return { output, isError: false };
+  } catch (error: unknown) {
+    return { output: failureText(name, error, context.signal), isError: true };
+  }
+}
+
+/** A host that runs tools in this isolate: for embedding and tests. */
+export function createInProcessHost(
+  registry: Registry,
+  context: Omit<ToolContext, "signal">,
+): ToolHost {
+  return {
+    call: (name, input, signal) => runTool(registry, name, input, { ...context, signal }),
+  };
+}

@@ -1,0 +1,31 @@
+/**
+ * Default limits, in one place so descriptions and docs interpolate them.
+ *
+ * @module
+ */
+
+import type { Limits } from "./types.ts";
+
+/** read: bytes returned verbatim before truncation. */
+export const DEFAULT_READ_MAX_BYTES = 262_144;
+/** grep: rows returned before truncation. */
+export const DEFAULT_GREP_MAX_MATCHES = 200;
+/** grep: files larger than this are skipped (4 MiB). */
+export const DEFAULT_GREP_MAX_FILE_BYTES = 4 * 1024 * 1024;
+/** bash: timeout of one command (60 s). */
+export const DEFAULT_BASH_TIMEOUT_MS = 60_000;
+/** bash: output bytes kept (first and last halves). */
+export const DEFAULT_BASH_MAX_OUTPUT_BYTES = 131_072;
+/** grep: characters of one row's text before it is cut with `…`. */
+export const GREP_MAX_LINE_CHARS = 2000;
+/** read, edit, grep: bytes sniffed for a NUL to tell binary from text. */
+export const BINARY_SNIFF_BYTES = 512;
+
+/** The built-in defaults. */
+export const DEFAULT_LIMITS: Limits = Object.freeze({
+  readMaxBytes: DEFAULT_READ_MAX_BYTES,
+  grepMaxMatches: DEFAULT_GREP_MAX_MATCHES,
+  grepMaxFileBytes: DEFAULT_GREP_MAX_FILE_BYTES,
+  bashTimeoutMs: DEFAULT_BASH_TIMEOUT_MS,
+  bashMaxOutputBytes: DEFAULT_BASH_MAX_OUTPUT_BYTES,
+});

@@ -1,0 +1,88 @@
+/**
+ * The shapes every tool shares. Plain data and functions only, so a tool can be
+ * loaded and run inside a Deno Worker unchanged.
+ *
+ * @module
+ */
+
+/** A JSON Schema object describing a tool's input, exactly as providers receive it. */
+export interface JsonSchemaObject {
+  /** Always "object": tool input is a JSON object. */
+  readonly type: "object";
+  /** The input's fields. */
+  readonly properties: Readonly<Record<string, unknown>>;
+  /** Fields that must be present. */
+  readonly required?: readonly string[];
+  /** Any other JSON Schema keywords. */
+  readonly [keyword: string]: unknown;
+}
+
+/** The directories a tool may touch. */
+export interface Workspace {
+  /** Absolute, symlink-free roots; the first is bash's working directory. */
+  readonly roots: readonly string[];
+}
+
+/** Limits the built-in tools enforce; every field has a default in `limits.ts`. */
+export interface Limits {
+  /** read: files larger than this come back truncated. */
+  readonly readMaxBytes: number;
+  /** grep: the most rows one call returns. */
+  readonly grepMaxMatches: number;
+  /** grep: files larger than this are skipped; a file of exactly this size is searched. */
+  readonly grepMaxFileBytes: number;
+  /** bash: wall-clock limit of one command, in milliseconds. */
+  readonly bashTimeoutMs: number;
+  /** bash: the most output bytes kept (first and last halves). */
+  readonly bashMaxOutputBytes: number;
+}
+
+/** What a tool call gets besides its input. */
+export interface ToolContext {
+  /** Roots, already resolved with `Deno.realPath`. */
+  readonly workspace: Workspace;
+  /** Limits for this call. */
+  readonly limits: Limits;
+  /** Cancellation; a cancelled call fails with `<tool>: cancelled`. */
+  readonly signal: AbortSignal;
+  /** Environment for processes the tool starts, secrets already removed. */
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/** A tool the model can call: plain data plus two functions. */
+export interface Tool<Input = unknown> {
+  /** Name the model calls, `^[a-z][a-z0-9_]*$`. */
+  readonly name: string;
+  /** Model-facing description. */
+  readonly description: string;
+  /** JSON Schema of the input object, exactly what providers receive. */
+  readonly inputSchema: JsonSchemaObject;
+  /** True when the tool changes nothing; consecutive read-only calls may run concurrently. */
+  readonly readOnly: boolean;
+  /** Decodes raw input; throws `ToolError("<name>: parse input: ...")` on a bad shape. */
+  parseInput(raw: unknown): Input;
+  /** Runs the call and returns the model-facing text; throws `ToolError` on failure. */
+  execute(input: Input, context: ToolContext): Promise<string>;
+}
+
+/** A tool of any input type, as the registry stores it. */
+// deno-lint-ignore no-explicit-any
+export type AnyTool = Tool<any>;
+
+/** The wire form of a tool: what `tools --json` prints and providers receive. */
+export interface ToolDefinition {
+  /** Tool name. */
+  readonly name: string;
+  /** Model-facing description. */
+  readonly description: string;
+  /** JSON Schema of the input. */
+  readonly "input_schema": JsonSchemaObject;
+}
+
+/** The outcome of one call, after every failure became text. */
+export interface ToolResult {
+  /** The tool's output, or the error text. */
+  readonly output: string;
+  /** True when the call failed or was refused. */
+  readonly isError: boolean;
+}
