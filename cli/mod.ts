@@ -7,7 +7,7 @@
 import { Command, CommanderError, Option } from "commander";
 import meta from "../deno.json" with { type: "json" };
 import { EXIT, UsageError } from "./errors.ts";
-import { writeStderr, writeStdout } from "./output.ts";
+import { writeStderr, writeStdout, writeSync } from "./output.ts";
 import { toolCommand } from "./tool.ts";
 import { toolsCommand } from "./tools.ts";
 
@@ -30,8 +30,8 @@ function buildProgram(run: (work: () => Promise<number>) => void, signal: AbortS
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride()
     .configureOutput({
-      writeOut: (text) => void writeStdout(text),
-      writeErr: (text) => void writeStderr(text.trimEnd()),
+      writeOut: (text) => writeSync("stdout", text),
+      writeErr: (text) => writeSync("stderr", text),
       outputError: (text, write) => write(text),
     });
 

@@ -22,3 +22,11 @@ export async function writeStdout(text: string): Promise<void> {
 export async function writeStderr(text: string): Promise<void> {
   await writeAll(Deno.stderr, text.endsWith("\n") ? text : text + "\n");
 }
+
+/** Synchronous variant for callers that cannot await (commander's help output). */
+export function writeSync(to: "stdout" | "stderr", text: string): void {
+  const file = to === "stdout" ? Deno.stdout : Deno.stderr;
+  const bytes = ENCODER.encode(text);
+  let written = 0;
+  while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
+}

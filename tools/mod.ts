@@ -18,3 +18,5 @@ export { createWorkspace, isInside, resolveReal } from "./_workspace.ts";
 export { scrubEnvironment } from "./_env.ts";
 export { formatDuration, parseDuration } from "./_duration.ts";
 export * from "./limits.ts";
+export { confine } from "./_workspace.ts";
+export { parseFields, requireAbsolute, requireNonEmpty, requirePresent } from "./_input.ts";

@@ -1,0 +1,40 @@
+/**
+ * Runs the CLI the way a user does: `deno task cli ...`, in a real subprocess.
+ *
+ * @module
+ */
+
+import { fileURLToPath } from "node:url";
+
+/** The repository root. */
+export const REPO = fileURLToPath(new URL("../../", import.meta.url));
+
+/** What a CLI run produced. */
+export interface CliRun {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `deno task cli ...args` from `cwd` (default: the repository) with optional stdin. */
+export async function runCli(
+  args: readonly string[],
+  options: { stdin?: string; cwd?: string; env?: Record<string, string> } = {},
+): Promise<CliRun> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["task", "--quiet", "--config", `${REPO}deno.json`, "cli", ...args],
+    cwd: options.cwd ?? REPO,
+    stdin: options.stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1", ...options.env },
+  }).spawn();
+  if (options.stdin !== undefined) {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(options.stdin));
+    await writer.close();
+  }
+  const { code, stdout, stderr } = await child.output();
+  const decoder = new TextDecoder();
+  return { code, stdout: decoder.decode(stdout), stderr: decoder.decode(stderr) };
+}

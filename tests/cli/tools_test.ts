@@ -1,0 +1,40 @@
+import { runCli } from "../_helpers/cli.ts";
+import { assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
+
+Deno.test("tools --json prints [{name, description, input_schema}] sorted by name", async () => {
+  const run = await runCli(["tools", "--json"]);
+  assertEquals(run.code, 0);
+  const definitions = JSON.parse(run.stdout);
+  assertEquals(definitions.map((d: { name: string }) => d.name), [
+    "bash",
+    "edit",
+    "grep",
+    "read",
+    "write",
+  ]);
+  const committed = JSON.parse(
+    await Deno.readTextFile(new URL("../../docs/tool-schemas.json", import.meta.url)),
+  );
+  assertEquals(definitions, committed);
+  for (const d of definitions) {
+    assertEquals(Object.keys(d), ["name", "description", "input_schema"]);
+  }
+});
+
+Deno.test("tools lists one line a tool in text mode", async () => {
+  const run = await runCli(["tools"]);
+  assertEquals(run.code, 0);
+  const lines = run.stdout.trimEnd().split("\n");
+  assertEquals(lines.map((l) => l.split(" ")[0]), ["bash", "edit", "grep", "read", "write"]);
+  assertStringIncludes(lines[3]!, "Read a UTF-8 text file");
+});
+
+Deno.test("--help and --version print on stdout and exit 0", async () => {
+  const help = await runCli(["--help"]);
+  assertEquals(help.code, 0);
+  assertStringIncludes(help.stdout, "Usage: rousseau");
+  const toolHelp = await runCli(["tool", "--help"]);
+  assertStringIncludes(toolHelp.stdout, "Examples:");
+  const version = await runCli(["--version"]);
+  assertEquals(version, { code: 0, stdout: "0.1.0\n", stderr: "" });
+});
