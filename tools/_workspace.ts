@@ -9,6 +9,7 @@
  * @module
  */
 
+import { constants } from "node:fs";
 import { open as openFile } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
@@ -17,6 +18,12 @@ import { isNotFound, pathError } from "./_os_error.ts";
 import type { Workspace } from "./types.ts";
 
 const MAX_LINKS = 40;
+
+/**
+ * Flags for opening a file to read. `O_NONBLOCK` keeps a FIFO planted in the workspace from
+ * blocking the open forever; it changes nothing for regular files.
+ */
+export const READ_FLAGS: number = constants.O_RDONLY | constants.O_NONBLOCK;
 
 /** Resolves `roots` to real directories; throws an `Error` naming a root that is not one. */
 export async function createWorkspace(roots: readonly string[]): Promise<Workspace> {

@@ -10,7 +10,7 @@ import { Buffer } from "node:buffer";
 import { defineTool, ToolError } from "./define.ts";
 import { parseFields, requireAbsolute, requireNonEmpty, requirePresent } from "./_input.ts";
 import { pathError } from "./_os_error.ts";
-import { confine, openConfined } from "./_workspace.ts";
+import { confine, openConfined, READ_FLAGS } from "./_workspace.ts";
 import { writeAtomic } from "./_atomic.ts";
 import { looksBinary } from "./_text.ts";
 import type { Tool, ToolContext } from "./types.ts";
@@ -77,16 +77,21 @@ function occurrences(haystack: Buffer, needle: Buffer): number[] {
 }
 
 async function readBytes(path: string, real: string, context: ToolContext): Promise<Buffer> {
-  const handle = await openConfined(NAME, path, real, context.workspace, "r").catch((error) => {
-    if (error instanceof ToolError) throw error;
-    throw new ToolError(NAME, `${NAME}: read: ${pathError("open", path, error)}`, {
-      cause: error,
-    });
-  });
+  const handle = await openConfined(NAME, path, real, context.workspace, READ_FLAGS).catch(
+    (error) => {
+      if (error instanceof ToolError) throw error;
+      throw new ToolError(NAME, `${NAME}: read: ${pathError("open", path, error)}`, {
+        cause: error,
+      });
+    },
+  );
   try {
     const info = await handle.stat();
     if (info.isDirectory()) {
       throw new ToolError(NAME, `${NAME}: read: read ${path}: is a directory`);
+    }
+    if (!info.isFile()) {
+      throw new ToolError(NAME, `${NAME}: read: read ${path}: not a regular file`);
     }
     return await handle.readFile().catch((error: unknown) => {
       throw new ToolError(NAME, `${NAME}: read: ${pathError("read", path, error)}`, {
@@ -101,7 +106,8 @@ async function readBytes(path: string, real: string, context: ToolContext): Prom
 async function editFile(input: EditInput, context: ToolContext): Promise<string> {
   const { path } = input;
   context.signal.throwIfAborted();
-  const real = await confine(NAME, path, context.workspace);
+  // Resolving is part of reading: its failures read `edit: read: open <path>: ...` too.
+  const real = await confine(NAME, path, context.workspace, "read: open");
   const bytes = await readBytes(path, real, context);
   if (looksBinary(bytes)) {
     throw new ToolError(NAME, `${NAME}: ${path} does not look like UTF-8 text`);

@@ -7,9 +7,9 @@
 import { defineTool, ToolError } from "./define.ts";
 import { parseFields, requireAbsolute, requireNonEmpty } from "./_input.ts";
 import { pathError } from "./_os_error.ts";
-import { confine, openConfined } from "./_workspace.ts";
+import { confine, openConfined, READ_FLAGS } from "./_workspace.ts";
 import { decodeUtf8, looksBinary, utf8Boundary } from "./_text.ts";
-import { DEFAULT_READ_MAX_BYTES } from "./limits.ts";
+import { BINARY_SNIFF_BYTES, DEFAULT_READ_MAX_BYTES } from "./limits.ts";
 import type { Tool, ToolContext } from "./types.ts";
 
 /** Input of the read tool. */
@@ -49,16 +49,18 @@ async function readFile({ path }: ReadInput, context: ToolContext): Promise<stri
   const { workspace, limits, signal } = context;
   signal.throwIfAborted();
   const real = await confine(NAME, path, workspace);
-  const handle = await openConfined(NAME, path, real, workspace, "r").catch((error) => {
+  const handle = await openConfined(NAME, path, real, workspace, READ_FLAGS).catch((error) => {
     if (error instanceof ToolError) throw error;
     throw new ToolError(NAME, `${NAME}: ${pathError("open", path, error)}`, { cause: error });
   });
   try {
     const info = await handle.stat();
     if (info.isDirectory()) throw new ToolError(NAME, `${NAME}: read ${path}: is a directory`);
+    if (!info.isFile()) throw new ToolError(NAME, `${NAME}: read ${path}: not a regular file`);
     const cap = limits.readMaxBytes;
-    // Read one byte past the cap: that byte decides whether the file is larger.
-    const buffer = new Uint8Array(cap + 1);
+    // Read one byte past the cap: that byte decides whether the file is larger. Read at
+    // least the sniffed prefix, so a cap below 512 bytes cannot hide a NUL from the sniff.
+    const buffer = new Uint8Array(Math.max(cap + 1, BINARY_SNIFF_BYTES));
     let filled = 0;
     while (filled < buffer.length) {
       signal.throwIfAborted();
