@@ -1,0 +1,20 @@
+/**
+ * The approver: the policy gate every tool call passes.
+ *
+ * @module
+ */
+
+export * from "./types.ts";
+export {
+  type ApproverOptions,
+  type AskOperator,
+  createApprover,
+  createFunctionApprover,
+  evaluate,
+  NO_OPERATOR_REASON,
+  PATH_TOOLS,
+  settle,
+} from "./approver.ts";
+export { compilePolicy, LISTS, type Policy, PolicyError, type Rule } from "./rules.ts";
+export { canonicalJson } from "./canonical_json.ts";
+export { type SimpleCommand, splitCommands, type SplitResult } from "./shell.ts";

@@ -1,0 +1,223 @@
+/**
+ * Splits a shell command line into its simple commands with a real POSIX parser
+ * (mvdan/sh, the parser behind shfmt, compiled to JavaScript as the npm package `mvdan-sh`).
+ *
+ * Each simple command comes in the views the rules need:
+ * - `written`: words unquoted and joined by single spaces, assignments kept, as the
+ *   operator would type it. Allow and ask rules see only this view.
+ * - `variants`: every way the same program could be named — assignments dropped, the
+ *   command name's basename (`/bin/rm` → `rm`), the command inside wrappers such as `sudo`,
+ *   `env`, `xargs` or `sh -c '...'`. Deny rules see all of them.
+ *
+ * Where the parser cannot see what will run (a parse error, `eval`, `sh -c`, any word built
+ * from expansions, here-documents with substitutions, output redirected to a file),
+ * the command is marked `opaque`: no allow or ask rule can pass it.
+ *
+ * @module
+ */
+
+import { basename } from "node:path";
+
+/** One simple command of a command line. */
+export interface SimpleCommand {
+  /** Unquoted words joined by spaces, assignment prefixes included. */
+  readonly written: string;
+  /** Every normalised spelling deny rules are tested against (includes `written`). */
+  readonly variants: readonly string[];
+  /** True when allow rules must not pass it; `why` says what could not be seen through. */
+  readonly opaque: boolean;
+  /** Why it is opaque. */
+  readonly why?: string;
+}
+
+/** The result of splitting a command line. */
+export interface SplitResult {
+  /** The simple commands, in source order, nested ones included. */
+  readonly commands: readonly SimpleCommand[];
+  /** Set when the line could not be parsed at all. */
+  readonly error?: string;
+}
+
+// deno-lint-ignore no-explicit-any
+type Node = any;
+
+interface Syntax {
+  NewParser(...options: unknown[]): { Parse(src: string, name: string): Node };
+  Variant(lang: unknown): unknown;
+  LangPOSIX: unknown;
+  Walk(node: Node, visit: (node: Node) => boolean): void;
+  NodeType(node: Node): string;
+}
+
+let syntaxModule: Promise<Syntax> | undefined;
+
+/** Loads the parser (1.5 MB of JavaScript) on first use only, keeping start-up fast. */
+function loadSyntax(): Promise<Syntax> {
+  syntaxModule ??= import("mvdan-sh").then((m) => (m.default ?? m).syntax as Syntax);
+  return syntaxModule;
+}
+
+/** Placeholder for a word whose value is only known when the shell runs. */
+export const DYNAMIC = "\u0000";
+
+const SHELLS = new Set(["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"]);
+// Programs that run their arguments as another command.
+const WRAPPERS = new Set([
+  "sudo",
+  "doas",
+  "env",
+  "command",
+  "builtin",
+  "exec",
+  "nohup",
+  "nice",
+  "ionice",
+  "time",
+  "timeout",
+  "xargs",
+  "stdbuf",
+  "setsid",
+  "chroot",
+  "unbuffer",
+  "watch",
+  "strace",
+  "ltrace",
+  "flock",
+  "su",
+]);
+const OUTPUT_REDIRECTS = new Set([54, 55, 57, 60, 64, 65]); // > >> <> >| &> &>>
+const DUP_OUTPUT = 59; // >&
+const HEREDOCS = new Set([61, 62]); // << <<-
+
+/** The literal value of a word, or undefined when part of it is an expansion. */
+function wordValue(syntax: Syntax, word: Node): string | undefined {
+  let out = "";
+  for (const part of word.Parts) {
+    const type = syntax.NodeType(part);
+    if (type === "Lit") out += unescapeUnquoted(part.Value);
+    else if (type === "SglQuoted") out += part.Value;
+    else if (type === "DblQuoted") {
+      for (const inner of part.Parts) {
+        if (syntax.NodeType(inner) !== "Lit") return undefined;
+        out += unescapeDoubleQuoted(inner.Value);
+      }
+    } else return undefined;
+  }
+  return out;
+}
+
+function unescapeUnquoted(raw: string): string {
+  return raw.replace(/\\\n/g, "").replace(/\\(.)/gs, "$1");
+}
+
+function unescapeDoubleQuoted(raw: string): string {
+  return raw.replace(/\\\n/g, "").replace(/\\([$`"\\])/g, "$1");
+}
+
+function commandOf(
+  syntax: Syntax,
+  call: Node,
+  redirects: readonly Node[],
+  parse: (src: string) => SplitResult,
+): SimpleCommand[] {
+  const reasons: string[] = [];
+  const assigns: string[] = [];
+  for (const assign of call.Assigns) {
+    const value = assign.Value ? wordValue(syntax, assign.Value) : "";
+    assigns.push(`${assign.Name.Value}=${value ?? DYNAMIC}`);
+  }
+  const words = call.Args.map((w: Node) => wordValue(syntax, w));
+  const shown = words.map((w: string | undefined) => w ?? DYNAMIC) as string[];
+  if (words.includes(undefined) || assigns.some((a) => a.includes(DYNAMIC))) {
+    reasons.push("a word is computed when the shell runs ($VAR, $(...) or backticks)");
+  }
+  for (const redirect of redirects) {
+    const target = redirect.Word ? wordValue(syntax, redirect.Word) : "";
+    if (OUTPUT_REDIRECTS.has(redirect.Op) && target !== "/dev/null") {
+      reasons.push(`output is redirected to ${target ?? "a computed path"}`);
+    }
+    if (redirect.Op === DUP_OUTPUT && !/^(\d+|-)$/.test(target ?? "")) {
+      reasons.push("output is redirected to a file");
+    }
+    if (HEREDOCS.has(redirect.Op) && redirect.Hdoc && wordValue(syntax, redirect.Hdoc) === undefined) {
+      reasons.push("a here-document contains substitutions");
+    }
+  }
+  const written = [...assigns, ...shown].join(" ");
+  const variants = new Set<string>([written, shown.join(" ")]);
+  const extra: SimpleCommand[] = [];
+  // Deny rules also see the program by its base name and, after a wrapper (`sudo`, `env`,
+  // `timeout 5` ...), every later word as a possible program name.
+  let wrapped = false;
+  for (let i = 0; i < shown.length && (i === 0 || wrapped); i++) {
+    const base = basename(shown[i]!);
+    const rest = shown.slice(i + 1);
+    variants.add([base, ...rest].join(" "));
+    if (base === "eval") {
+      reasons.push("eval runs a computed command");
+      extra.push(...parse(rest.join(" ")).commands);
+      break;
+    }
+    if (SHELLS.has(base) && rest.some((w) => /^-[a-zA-Z]*c[a-zA-Z]*$/.test(w))) {
+      reasons.push(`${base} -c runs a command string`);
+      const script = rest.find((w) => !w.startsWith("-"));
+      if (script !== undefined) extra.push(...parse(script).commands);
+      break;
+    }
+    if (base === "find" && rest.some((w) => /^-(exec|execdir|ok|okdir)$/.test(w))) {
+      reasons.push("find -exec runs other commands");
+      wrapped = true;
+    }
+    if (WRAPPERS.has(base)) wrapped = true;
+  }
+  const command: SimpleCommand = reasons.length === 0
+    ? { written, variants: [...variants], opaque: false }
+    : { written, variants: [...variants], opaque: true, why: reasons.join("; ") };
+  return [command, ...extra];
+}
+
+/** Splits `line`; never throws. */
+export async function splitCommands(line: string): Promise<SplitResult> {
+  const syntax = await loadSyntax();
+  return splitWith(syntax, line, 0);
+}
+
+const MAX_DEPTH = 8;
+
+function splitWith(syntax: Syntax, line: string, depth: number): SplitResult {
+  if (depth > MAX_DEPTH) return { commands: [], error: "commands nested too deeply" };
+  let file: Node;
+  try {
+    file = syntax.NewParser(syntax.Variant(syntax.LangPOSIX)).Parse(line, "");
+  } catch (error: unknown) {
+    const e = error as { Error?: () => string };
+    return { commands: [], error: typeof e?.Error === "function" ? e.Error() : String(error) };
+  }
+  const commands: SimpleCommand[] = [];
+  const parse = (src: string) => splitWith(syntax, src, depth + 1);
+  let unsupported: string | undefined;
+  syntax.Walk(file, (node: Node) => {
+    if (!node) return true;
+    const type = syntax.NodeType(node);
+    if (type === "Stmt" && node.Cmd && syntax.NodeType(node.Cmd) === "CallExpr") {
+      commands.push(...commandOf(syntax, node.Cmd, node.Redirs, parse));
+    } else if (type === "Stmt" && node.Cmd === null && node.Redirs.length > 0) {
+      commands.push(...commandOf(syntax, { Assigns: [], Args: [] }, node.Redirs, parse));
+    } else if (type === "Stmt" && node.Cmd && syntax.NodeType(node.Cmd) !== "CallExpr") {
+      // Compound commands (subshells, if, for, functions...) are walked into; their own
+      // redirections still count.
+      const writes = node.Redirs.filter((r: Node) => OUTPUT_REDIRECTS.has(r.Op));
+      if (writes.length > 0) {
+        commands.push(...commandOf(syntax, { Assigns: [], Args: [] }, node.Redirs, parse));
+      }
+    } else if (type === "ProcSubst" || type === "CoprocClause") {
+      unsupported = type;
+    }
+    return true;
+  });
+  const result: SimpleCommand[] = commands;
+  if (unsupported !== undefined) {
+    result.push({ written: "", variants: [], opaque: true, why: `${unsupported} is not supported` });
+  }
+  return { commands: result };
+}

@@ -1,0 +1,70 @@
+/**
+ * The approver's shapes. The approver knows tools only by name; it has no idea who calls it.
+ *
+ * @module
+ */
+
+/** What an approver decides for one call. */
+export type Verdict = "allow" | "deny" | "ask";
+
+/** One tool call to decide on. */
+export interface ApprovalRequest {
+  /** Tool name as the caller gave it. */
+  readonly tool: string;
+  /** The parsed input. */
+  readonly input: unknown;
+  /** Canonical JSON of the input; computed from `input` when absent. */
+  readonly canonical?: string;
+  /** Session the call belongs to, for the audit trail. */
+  readonly sessionId?: string;
+}
+
+/** The decision, with what decided it. */
+export interface Decision {
+  /** allow, deny or ask. */
+  readonly decision: Verdict;
+  /** Why, for denials and asks (reaches the model as `tool call blocked: <reason>`). */
+  readonly reason?: string;
+  /** What decided: `deny[2]`, `allow[0]`, `default`, `mode`. */
+  readonly rule?: string;
+}
+
+/** Anything that decides on tool calls: a policy, an external engine, a web hook. */
+export interface Approver {
+  /** Decides on one call. */
+  approve(request: ApprovalRequest, signal?: AbortSignal): Promise<Decision>;
+}
+
+/** A rule as written in config (`agent.approver.deny[i]` etc.). */
+export interface RuleConfig {
+  /** Tool name, case-insensitive; absent means every tool. */
+  readonly tool?: string;
+  /** RE2 regex on the canonical JSON of the input. */
+  readonly match?: string;
+  /** RE2 regex on each simple command of a bash command line. */
+  readonly command?: string;
+  /** RE2 regex on the resolved absolute path (read, write, edit, grep). */
+  readonly path?: string;
+  /** Reason given when this rule denies or asks. */
+  readonly reason?: string;
+  /** Inputs this rule must match (checked by `policy test`). */
+  readonly examples?: readonly unknown[];
+  /** Inputs this rule must not match (checked by `policy test`). */
+  readonly "not_examples"?: readonly unknown[];
+}
+
+/** The approver section of config, in the reference daemon's shape plus our fields. */
+export interface PolicyConfig {
+  /** allow_all | deny_all | pattern (trimmed, case-insensitive; `allow`/`deny` too). */
+  readonly mode?: string;
+  /** pattern mode: allow | deny | ask when no rule matched; empty means deny. */
+  readonly default?: string;
+  /** Reason for denials that have none of their own. */
+  readonly reason?: string;
+  /** Rules that deny. */
+  readonly deny?: readonly RuleConfig[];
+  /** Rules that ask. */
+  readonly ask?: readonly RuleConfig[];
+  /** Rules that allow. */
+  readonly allow?: readonly RuleConfig[];
+}
