@@ -10,7 +10,7 @@ import { resolve } from "node:path";
 import type { RE2JS } from "re2js";
 import { canonicalJson } from "./canonical_json.ts";
 import { compilePolicy, type ListName, type Policy, type Rule } from "./rules.ts";
-import { type SplitResult, splitCommands } from "./shell.ts";
+import { splitCommands, type SplitResult } from "./shell.ts";
 import type { ApprovalRequest, Approver, Decision, PolicyConfig } from "./types.ts";
 
 /** The reason an `ask` becomes when nobody can answer it. */

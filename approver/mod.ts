@@ -18,3 +18,14 @@ export {
 export { compilePolicy, LISTS, type Policy, PolicyError, type Rule } from "./rules.ts";
 export { canonicalJson } from "./canonical_json.ts";
 export { type SimpleCommand, splitCommands, type SplitResult } from "./shell.ts";
+export {
+  type AuditEvent,
+  type AuditEventName,
+  type AuditSink,
+  createAuditFile,
+  GENESIS,
+  redact,
+  sha256,
+  verifyChain,
+} from "./audit.ts";
+export { createPromptOperator, describeCall, type PromptIo } from "./prompt.ts";

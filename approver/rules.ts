@@ -55,14 +55,22 @@ export class PolicyError extends Error {
 }
 
 const MODES: Readonly<Record<string, Mode>> = {
-  allow_all: "allow_all",
+  "allow_all": "allow_all",
   allow: "allow_all",
-  deny_all: "deny_all",
+  "deny_all": "deny_all",
   deny: "deny_all",
   pattern: "pattern",
 };
 
-const RULE_FIELDS = new Set(["tool", "match", "command", "path", "reason", "examples", "not_examples"]);
+const RULE_FIELDS = new Set([
+  "tool",
+  "match",
+  "command",
+  "path",
+  "reason",
+  "examples",
+  "not_examples",
+]);
 
 function compileRegex(where: string, value: unknown): RE2JS {
   if (typeof value !== "string") {
@@ -78,7 +86,9 @@ function compileRegex(where: string, value: unknown): RE2JS {
 function compileRule(list: ListName, index: number, raw: unknown): Rule {
   const label = `${list}[${index}]`;
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw new PolicyError(`approver: ${label}: want a rule object like {tool: bash, command: "^git "}`);
+    throw new PolicyError(
+      `approver: ${label}: want a rule object like {tool: bash, command: "^git "}`,
+    );
   }
   const source = raw as RuleConfig & Record<string, unknown>;
   for (const key of Object.keys(source)) {
@@ -99,7 +109,9 @@ function compileRule(list: ListName, index: number, raw: unknown): Rule {
   if (source.command !== undefined) rule.command = compileRegex(`${label}.command`, source.command);
   if (source.path !== undefined) rule.path = compileRegex(`${label}.path`, source.path);
   if (source.reason !== undefined) {
-    if (typeof source.reason !== "string") throw new PolicyError(`approver: ${label}.reason: want a string`);
+    if (typeof source.reason !== "string") {
+      throw new PolicyError(`approver: ${label}.reason: want a string`);
+    }
     rule.reason = source.reason;
   }
   for (const field of ["examples", "not_examples"] as const) {
@@ -115,7 +127,9 @@ export function compilePolicy(config: PolicyConfig = {}): Policy {
   const modeText = (config.mode ?? "pattern").trim().toLowerCase();
   const mode = MODES[modeText];
   if (mode === undefined) {
-    throw new PolicyError(`approver: unknown mode "${config.mode}" (want allow_all / deny_all / pattern)`);
+    throw new PolicyError(
+      `approver: unknown mode "${config.mode}" (want allow_all / deny_all / pattern)`,
+    );
   }
   const defaultText = (config.default ?? "").trim().toLowerCase();
   if (!["", "allow", "deny", "ask"].includes(defaultText)) {

@@ -139,7 +139,9 @@ function commandOf(
     if (redirect.Op === DUP_OUTPUT && !/^(\d+|-)$/.test(target ?? "")) {
       reasons.push("output is redirected to a file");
     }
-    if (HEREDOCS.has(redirect.Op) && redirect.Hdoc && wordValue(syntax, redirect.Hdoc) === undefined) {
+    if (
+      HEREDOCS.has(redirect.Op) && redirect.Hdoc && wordValue(syntax, redirect.Hdoc) === undefined
+    ) {
       reasons.push("a here-document contains substitutions");
     }
   }
@@ -217,7 +219,12 @@ function splitWith(syntax: Syntax, line: string, depth: number): SplitResult {
   });
   const result: SimpleCommand[] = commands;
   if (unsupported !== undefined) {
-    result.push({ written: "", variants: [], opaque: true, why: `${unsupported} is not supported` });
+    result.push({
+      written: "",
+      variants: [],
+      opaque: true,
+      why: `${unsupported} is not supported`,
+    });
   }
   return { commands: result };
 }

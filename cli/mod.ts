@@ -23,9 +23,23 @@ function buildProgram(run: (work: () => Promise<number>) => void, signal: AbortS
     .description("A coding agent for the terminal, CI pipelines and locked-down servers.")
     .version(VERSION, "--version", "print the version and exit")
     .helpOption("--help", "show help")
+    .addOption(
+      new Option("--config <file>", "config file (default: ~/.config/rousseau/config.yaml)"),
+    )
     .addOption(new Option("--workspace <dir>", "workspace root (default: the current directory)"))
     .addOption(
       new Option("--add-dir <dir>", "another workspace root (repeatable)").argParser(collect),
+    )
+    .addOption(
+      new Option("--approver <mode>", "approval mode: allow_all, deny_all or pattern"),
+    )
+    .addOption(
+      new Option("--allow <tool[:regex]>", "allow a tool (regex on its JSON input); repeatable")
+        .argParser(collect),
+    )
+    .addOption(
+      new Option("--deny <tool[:regex]>", "deny a tool (regex on its JSON input); repeatable")
+        .argParser(collect),
     )
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride()

@@ -15,10 +15,13 @@ import {
   type ToolContext,
   type Workspace,
 } from "../tools/mod.ts";
+import type { Config } from "./config.ts";
 import { UsageError } from "./errors.ts";
 
 /** Flags every command accepts. */
 export interface GlobalFlags {
+  /** `--config FILE`. */
+  readonly config?: string;
   /** `--workspace DIR`. */
   readonly workspace?: string;
   /** `--add-dir DIR`, repeatable. */
@@ -41,10 +44,19 @@ export function startDirectory(): string {
   return init !== undefined && isAbsolute(init) ? init : Deno.cwd();
 }
 
-/** Workspace roots from `--workspace` (default: the start directory) and `--add-dir`. */
-export async function workspaceFrom(flags: GlobalFlags): Promise<Workspace> {
+/**
+ * Workspace roots: `--workspace` (else `workspace.roots` from config, else the start
+ * directory) plus every `--add-dir`.
+ */
+export async function workspaceFrom(flags: GlobalFlags, config?: Config): Promise<Workspace> {
   const base = startDirectory();
-  const roots = [flags.workspace ?? base, ...(flags.addDir ?? [])].map((dir) => resolve(base, dir));
+  const configured = config?.values.workspace?.roots ?? [];
+  const first = flags.workspace !== undefined
+    ? [flags.workspace]
+    : configured.length > 0
+    ? configured
+    : [base];
+  const roots = [...first, ...(flags.addDir ?? [])].map((dir) => resolve(base, dir));
   try {
     return await createWorkspace(roots);
   } catch (error) {
@@ -67,9 +79,9 @@ function positiveInteger(flag: string, text: string, min: number): number {
   return value;
 }
 
-/** Limits from the defaults and the limit flags. */
-export function limitsFrom(flags: LimitFlags): Limits {
-  const limits: { -readonly [K in keyof Limits]: Limits[K] } = { ...DEFAULT_LIMITS };
+/** Limits from the config (or the defaults) and the limit flags. */
+export function limitsFrom(flags: LimitFlags, base: Limits = DEFAULT_LIMITS): Limits {
+  const limits: { -readonly [K in keyof Limits]: Limits[K] } = { ...base };
   if (flags.timeout !== undefined) {
     try {
       limits.bashTimeoutMs = parseDuration(flags.timeout);
@@ -90,10 +102,11 @@ export function limitsFrom(flags: LimitFlags): Limits {
 /** Everything a tool call needs except its signal. */
 export async function toolContextFrom(
   flags: GlobalFlags & LimitFlags,
+  config: Config,
 ): Promise<Omit<ToolContext, "signal">> {
   return {
-    workspace: await workspaceFrom(flags),
-    limits: limitsFrom(flags),
-    env: scrubEnvironment(Deno.env.toObject()),
+    workspace: await workspaceFrom(flags, config),
+    limits: limitsFrom(flags, config.limits),
+    env: scrubEnvironment(Deno.env.toObject(), config.envRemove),
   };
 }

@@ -1,21 +1,27 @@
 /**
- * `rousseau tool NAME [JSON|-]`: one tool call, through the same host the model's calls use.
+ * `rousseau tool NAME [JSON|-]`: one tool call, through the same gate the model's calls use.
  *
  * @module
  */
 
+import { join } from "node:path";
+import { createApprover, createAuditFile, createPromptOperator } from "../approver/mod.ts";
+import { callTool } from "../agent/tool_host.ts";
 import {
   createBuiltinTools,
   createInProcessHost,
   Registry,
+  resolveReal,
   type ToolResult,
 } from "../tools/mod.ts";
+import { loadConfig } from "./config.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import { type GlobalFlags, type LimitFlags, toolContextFrom } from "./options.ts";
-import { writeStderr, writeStdout } from "./output.ts";
+import { createLineReader, useColor, writeStderr, writeStdout } from "./output.ts";
+import { type PolicyFlags, resolvePolicy } from "./policy.ts";
 
 /** Flags of `tool`. */
-export interface ToolFlags extends GlobalFlags, LimitFlags {
+export interface ToolFlags extends GlobalFlags, LimitFlags, PolicyFlags {
   /** `--json`: print `{"output", "is_error"}`. */
   readonly json?: boolean;
 }
@@ -52,17 +58,46 @@ export async function toolCommand(
   flags: ToolFlags,
   signal: AbortSignal,
 ): Promise<number> {
+  const config = await loadConfig(flags.config);
   const registry = new Registry(createBuiltinTools());
   if (!registry.has(name)) {
     throw new UsageError(
       `tool: unknown tool ${JSON.stringify(name)} (registered: ${registry.names().join(", ")})`,
     );
   }
-  const context = await toolContextFrom(flags);
-  const text = json === undefined || json === "-" ? await readStdin() : json;
+  const policy = resolvePolicy("tool", config.approver, flags);
+  const context = await toolContextFrom(flags, config);
+  const fromStdin = json === undefined || json === "-";
+  const text = fromStdin ? await readStdin() : json;
   const decoded = decodeInput(name, text);
+  // A person typed this call: when the policy asks and a terminal is attached, ask them.
+  const interactive = !fromStdin && Deno.stdin.isTerminal() && Deno.stderr.isTerminal();
   const result = "ok" in decoded
-    ? await createInProcessHost(registry, context).call(name, decoded.value, signal)
+    ? await callTool(
+      {
+        registry,
+        host: createInProcessHost(registry, context),
+        approver: createApprover(policy, { resolvePath: resolveReal }),
+        audit: createAuditFile(join(config.stateDir, "audit.jsonl"), {
+          secrets: Object.entries(Deno.env.toObject())
+            .filter(([key]) => !(key in context.env)).map(([, value]) => value),
+        }),
+        source: "cli",
+        ...(interactive
+          ? {
+            operator: createPromptOperator({
+              write: (text) => writeStderr(text, false),
+              readLine: createLineReader(signal),
+              readFile: (path) => Deno.readTextFile(path).catch(() => undefined),
+              color: useColor(),
+            }),
+          }
+          : {}),
+      },
+      name,
+      decoded.value,
+      signal,
+    )
     : decoded;
   if (flags.json) {
     await writeStdout(JSON.stringify({ output: result.output, is_error: result.isError }) + "\n");

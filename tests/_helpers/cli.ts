@@ -9,6 +9,12 @@ import { fileURLToPath } from "node:url";
 /** The repository root. */
 export const REPO = fileURLToPath(new URL("../../", import.meta.url));
 
+/**
+ * Config and state directories for CLI runs, so tests never read the developer's config or
+ * write into their audit log.
+ */
+export const TEST_HOME: string = Deno.makeTempDirSync({ prefix: "rousseau-cli-home-" });
+
 /** What a CLI run produced. */
 export interface CliRun {
   readonly code: number;
@@ -27,7 +33,12 @@ export async function runCli(
     stdin: options.stdin === undefined ? "null" : "piped",
     stdout: "piped",
     stderr: "piped",
-    env: { NO_COLOR: "1", ...options.env },
+    env: {
+      NO_COLOR: "1",
+      XDG_CONFIG_HOME: `${TEST_HOME}/config`,
+      XDG_DATA_HOME: `${TEST_HOME}/data`,
+      ...options.env,
+    },
   }).spawn();
   if (options.stdin !== undefined) {
     const writer = child.stdin.getWriter();

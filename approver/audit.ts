@@ -1,0 +1,152 @@
+/**
+ * The audit trail: one JSON object a line, appended under an exclusive lock, each line
+ * holding `prev`, the SHA-256 of the line before it, so any edit, removal or reordering
+ * breaks the chain. Inputs are cut to 1 KiB and secrets are redacted before writing.
+ *
+ * @module
+ */
+
+import { dirname } from "node:path";
+
+/** The kinds of audit events. */
+export type AuditEventName = "tool.execute" | "tool.denied" | "tool.error" | "tool.done";
+
+/** One event, before `time` and `prev` are added. */
+export interface AuditEvent {
+  /** What happened. */
+  readonly event: AuditEventName;
+  /** Tool name. */
+  readonly tool: string;
+  /** Canonical JSON of the input (cut and redacted on write). */
+  readonly input: string;
+  /** Deciding rule. */
+  readonly rule?: string;
+  /** Denial reason or error text. */
+  readonly reason?: string;
+  /** Call duration (tool.done, tool.error). */
+  readonly "duration_ms"?: number;
+  /** Session id. */
+  readonly "session_id"?: string;
+  /** Who made the call: cli, model, mcp. */
+  readonly source?: string;
+}
+
+/** Where events go. */
+export interface AuditSink {
+  /** Records one event; must not throw for the caller. */
+  record(event: AuditEvent): Promise<void>;
+}
+
+const MAX_INPUT = 1024;
+const GENERIC_SECRETS: readonly RegExp[] = [
+  /sk-[A-Za-z0-9_-]{16,}/g, // Anthropic and OpenAI keys
+  /gh[pousr]_[A-Za-z0-9]{20,}/g, // GitHub tokens
+  /github_pat_[A-Za-z0-9_]{20,}/g,
+  /AKIA[0-9A-Z]{16}/g, // AWS access key ids
+  /xox[abposr]-[A-Za-z0-9-]{10,}/g, // Slack tokens
+  /(?<=[Bb]earer\s+)[A-Za-z0-9._~+/=-]{12,}/g,
+  /(?<=(?:api[_-]?key|token|secret|password|passwd)["']?\s*[:=]\s*["']?)[^\s"',;]{6,}/gi,
+];
+
+/** Replaces known secret values and secret-looking tokens in `text` with `[REDACTED]`. */
+export function redact(text: string, secrets: readonly string[] = []): string {
+  let out = text;
+  for (const value of secrets) {
+    if (value.length >= 6) out = out.split(value).join("[REDACTED]");
+  }
+  for (const pattern of GENERIC_SECRETS) out = out.replace(pattern, "[REDACTED]");
+  return out;
+}
+
+/** SHA-256 of `text` as lower-case hex. */
+export async function sha256(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** The `prev` of the first line of a file. */
+export const GENESIS = "0".repeat(64);
+
+async function lastLine(file: Deno.FsFile): Promise<string | undefined> {
+  const size = (await file.stat()).size;
+  if (size === 0) return undefined;
+  // Read backwards in blocks until a complete last line is in hand.
+  let block = 4096;
+  for (;;) {
+    const start = Math.max(0, size - block);
+    await file.seek(start, Deno.SeekMode.Start);
+    const buffer = new Uint8Array(size - start);
+    let filled = 0;
+    while (filled < buffer.length) {
+      const n = await file.read(buffer.subarray(filled));
+      if (n === null) break;
+      filled += n;
+    }
+    const text = new TextDecoder().decode(buffer.subarray(0, filled)).replace(/\n$/, "");
+    const at = text.lastIndexOf("\n");
+    if (at !== -1 || start === 0) return text.slice(at + 1);
+    block *= 4;
+  }
+}
+
+/** An audit file at `path`; `secrets` are values never to be written. */
+export function createAuditFile(
+  path: string,
+  options: { secrets?: readonly string[]; clock?: () => Date } = {},
+): AuditSink & { readonly path: string } {
+  const clock = options.clock ?? (() => new Date());
+  return {
+    path,
+    async record(event) {
+      await Deno.mkdir(dirname(path), { recursive: true, mode: 0o700 });
+      using file = await Deno.open(path, { read: true, write: true, create: true, mode: 0o600 });
+      await file.lock(true);
+      try {
+        const last = await lastLine(file);
+        const input = redact(event.input, options.secrets);
+        const entry = {
+          time: clock().toISOString(),
+          ...event,
+          input: input.length > MAX_INPUT ? input.slice(0, MAX_INPUT) + "…" : input,
+          ...(event.reason === undefined ? {} : { reason: redact(event.reason, options.secrets) }),
+          prev: last === undefined ? GENESIS : await sha256(last),
+        };
+        await file.seek(0, Deno.SeekMode.End);
+        const bytes = new TextEncoder().encode(JSON.stringify(entry) + "\n");
+        let written = 0;
+        while (written < bytes.length) written += await file.write(bytes.subarray(written));
+      } finally {
+        await file.unlock();
+      }
+    },
+  };
+}
+
+/** The first broken link of the chain in `text`, or undefined when it is intact. */
+export async function verifyChain(
+  text: string,
+): Promise<{ line: number; problem: string } | undefined> {
+  const lines = text.split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  let previous: string | undefined;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    let prev: unknown;
+    try {
+      prev = JSON.parse(line).prev;
+    } catch {
+      return { line: i + 1, problem: "not a JSON object" };
+    }
+    const expected = previous === undefined ? GENESIS : await sha256(previous);
+    if (prev !== expected) {
+      return {
+        line: i + 1,
+        problem: i === 0
+          ? "the first line does not start the chain (lines were removed from the start)"
+          : `prev does not match line ${i}: line ${i} was edited, or lines were removed or reordered here`,
+      };
+    }
+    previous = line;
+  }
+  return undefined;
+}

@@ -1,0 +1,273 @@
+/**
+ * Configuration: YAML file, environment and flags, validated once into a frozen object.
+ * Precedence: flag > environment > file > default. This is the only module that reads
+ * `Deno.env` and config files; everything below gets plain values.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import type { PolicyConfig } from "../approver/mod.ts";
+import { DEFAULT_LIMITS, type Limits, parseDuration } from "../tools/mod.ts";
+import { UsageError } from "./errors.ts";
+
+const duration = z.union([z.string(), z.number()]).transform((value, ctx) => {
+  if (typeof value === "number") return value * 1000;
+  try {
+    return parseDuration(value);
+  } catch (error) {
+    ctx.addIssue({ code: "custom", message: (error as Error).message });
+    return z.NEVER;
+  }
+});
+const count = z.int().positive();
+const size = z.int().nonnegative();
+const stringList = z.array(z.string());
+const regexRule = z.looseObject({}); // rule fields are checked by the approver's compiler
+
+/** The schema of config.yaml; unknown keys are errors. */
+export const CONFIG_SCHEMA = z.strictObject({
+  provider: z.enum(["anthropic", "openai"]).optional(),
+  anthropic: z.strictObject({
+    api_key: z.string().optional(),
+    model: z.string().optional(),
+    max_tokens: count.optional(),
+    base_url: z.url().optional(),
+  }).optional(),
+  openai: z.strictObject({
+    api_key: z.string().optional(),
+    model: z.string().optional(),
+    base_url: z.url().optional(),
+  }).optional(),
+  agent: z.strictObject({
+    system_prompt: z.string().optional(),
+    max_iterations: count.optional(),
+    approver: z.strictObject({
+      mode: z.string().optional(),
+      default: z.string().optional(),
+      reason: z.string().optional(),
+      allow: z.array(regexRule).optional(),
+      ask: z.array(regexRule).optional(),
+      deny: z.array(regexRule).optional(),
+    }).optional(),
+  }).optional(),
+  tools: z.strictObject({
+    read: z.strictObject({ max_bytes: count.optional() }).optional(),
+    grep: z.strictObject({ max_matches: count.optional(), max_file_bytes: size.optional() })
+      .optional(),
+    bash: z.strictObject({
+      timeout: duration.optional(),
+      max_output_bytes: count.optional(),
+      sandbox: z.enum(["auto", "bwrap", "none"]).optional(),
+      network: z.boolean().optional(),
+      hide: stringList.optional(),
+      env_remove: stringList.optional(),
+    }).optional(),
+    modules: stringList.optional(),
+  }).optional(),
+  workspace: z.strictObject({ roots: stringList.optional() }).optional(),
+  state: z.strictObject({ dir: z.string().optional() }).optional(),
+  log: z.strictObject({
+    level: z.enum(["debug", "info", "warn", "error"]).optional(),
+    format: z.enum(["text", "json"]).optional(),
+  }).optional(),
+});
+
+/** The validated file (snake_case keys, as written). */
+export type ConfigFile = z.output<typeof CONFIG_SCHEMA>;
+
+/** Everything the commands need, resolved. */
+export interface Config {
+  /** Path of the file that was read, if any. */
+  readonly file?: string;
+  /** The validated values. */
+  readonly values: ConfigFile;
+  /** Tool limits after file, environment and defaults. */
+  readonly limits: Limits;
+  /** The configured approver section, if any. */
+  readonly approver?: PolicyConfig;
+  /** Extra variable names removed from bash's environment. */
+  readonly envRemove: readonly string[];
+  /** Where sessions and the audit log live. */
+  readonly stateDir: string;
+}
+
+// deno-lint-ignore no-explicit-any
+function shapeOf(schema: any): Record<string, unknown> | undefined {
+  let s = schema;
+  while (s?.def?.innerType ?? s?.unwrap) s = s.def?.innerType ?? s.unwrap();
+  return s?.shape;
+}
+
+/** Leaf key paths of the schema, e.g. `tools.bash.timeout`. */
+function leafPaths(schema: unknown = CONFIG_SCHEMA, prefix = ""): string[] {
+  const shape = shapeOf(schema);
+  if (shape === undefined) return [prefix];
+  if (prefix === "agent.approver") {
+    return [prefix + ".mode", prefix + ".default", prefix + ".reason"];
+  }
+  return Object.entries(shape).flatMap(([key, child]) =>
+    leafPaths(child, prefix ? `${prefix}.${key}` : key)
+  );
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let previous = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const current = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
+      previous = current;
+    }
+  }
+  return row[b.length]!;
+}
+
+/** The closest of `known` to `key`, when it is close enough to be a typo. */
+export function didYouMean(key: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of known) {
+    const d = editDistance(key, candidate);
+    if (d < bestDistance) [best, bestDistance] = [candidate, d];
+  }
+  return bestDistance <= Math.max(2, Math.floor(key.length / 3)) ? best : undefined;
+}
+
+function keysAt(path: readonly PropertyKey[]): string[] {
+  // deno-lint-ignore no-explicit-any
+  let schema: any = CONFIG_SCHEMA;
+  for (const part of path) schema = shapeOf(schema)?.[String(part)];
+  return Object.keys(shapeOf(schema) ?? {});
+}
+
+function describeIssue(source: string, issue: z.core.$ZodIssue): string[] {
+  const dotted = issue.path.map(String).join(".");
+  const at = source === "environment" && dotted
+    ? `ROUSSEAU_${dotted.replaceAll(".", "_").toUpperCase()}`
+    : dotted;
+  if (issue.code === "unrecognized_keys") {
+    return issue.keys.map((key) => {
+      const full = dotted ? `${dotted}.${key}` : key;
+      const guess = didYouMean(key, keysAt(issue.path));
+      const known = keysAt(issue.path).join(", ");
+      return `${source}: ${full}: unknown key` +
+        (guess ? ` (did you mean "${guess}"?)` : ` (known keys here: ${known})`);
+    });
+  }
+  return [`${source}: ${at || "(top level)"}: ${issue.message}`];
+}
+
+function validate(source: string, raw: unknown): ConfigFile {
+  const result = CONFIG_SCHEMA.safeParse(raw ?? {});
+  if (result.success) return result.data;
+  const lines = result.error.issues.flatMap((issue) => describeIssue(source, issue));
+  throw new UsageError(lines.join("\n"));
+}
+
+/** The config file's default location. */
+export function defaultConfigPath(env: Readonly<Record<string, string>>): string | undefined {
+  const base = env.XDG_CONFIG_HOME || (env.HOME ? join(env.HOME, ".config") : undefined);
+  return base === undefined ? undefined : join(base, "rousseau", "config.yaml");
+}
+
+function stateDirectory(values: ConfigFile, env: Readonly<Record<string, string>>): string {
+  if (values.state?.dir) return values.state.dir;
+  const base = env.XDG_DATA_HOME || join(env.HOME ?? "/tmp", ".local", "share");
+  return join(base, "rousseau");
+}
+
+/** Values from `ROUSSEAU_<KEY>` variables (dots as underscores), as a nested object. */
+function fromEnvironment(env: Readonly<Record<string, string>>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const set = (path: string, value: unknown) => {
+    const parts = path.split(".");
+    let node = out;
+    for (const part of parts.slice(0, -1)) node = (node[part] ??= {}) as Record<string, unknown>;
+    node[parts.at(-1)!] = value;
+  };
+  for (const path of leafPaths()) {
+    const name = `ROUSSEAU_${path.replaceAll(".", "_").toUpperCase()}`;
+    const text = env[name];
+    if (text === undefined) continue;
+    // Lists are comma-separated; numbers and booleans are parsed as YAML scalars.
+    const value = /(\.roots|\.hide|\.env_remove|\.modules)$/.test(path)
+      ? text.split(",").map((s) => s.trim()).filter(Boolean)
+      : /(api_key|model|system_prompt|base_url|dir|timeout|reason|default|mode)$/.test(path)
+      ? text
+      : parseYaml(text);
+    set(path, value);
+  }
+  for (
+    const [path, name] of [
+      ["anthropic.api_key", "ANTHROPIC_API_KEY"],
+      ["anthropic.base_url", "ANTHROPIC_BASE_URL"],
+      ["openai.api_key", "OPENAI_API_KEY"],
+      ["openai.base_url", "OPENAI_BASE_URL"],
+    ] as const
+  ) {
+    if (env[name]) set(path, env[name]);
+  }
+  return out;
+}
+
+function merge(base: unknown, over: unknown): unknown {
+  if (typeof base !== "object" || base === null || Array.isArray(base)) return over ?? base;
+  if (typeof over !== "object" || over === null || Array.isArray(over)) return over ?? base;
+  const out: Record<string, unknown> = { ...base as Record<string, unknown> };
+  for (const [key, value] of Object.entries(over)) out[key] = merge(out[key], value);
+  return out;
+}
+
+/** Reads and validates the config: `path` (from `--config`) or the default location. */
+export async function loadConfig(
+  path: string | undefined,
+  env: Readonly<Record<string, string>> = Deno.env.toObject(),
+): Promise<Config> {
+  let file: string | undefined = path;
+  let raw: unknown = {};
+  const candidate = path ?? defaultConfigPath(env);
+  if (candidate !== undefined) {
+    let text: string | undefined;
+    try {
+      text = await Deno.readTextFile(candidate);
+      file = candidate;
+    } catch (error) {
+      if (path !== undefined) {
+        throw new UsageError(
+          `config: cannot read ${path}: ${(error as Error).message}; check the --config path`,
+        );
+      }
+    }
+    if (text !== undefined) {
+      try {
+        raw = parseYaml(text) ?? {};
+      } catch (error) {
+        throw new UsageError(`config: ${candidate}: not valid YAML: ${(error as Error).message}`);
+      }
+    }
+  }
+  validate(file ?? "config", raw); // file mistakes are reported against the file
+  const values = validate("environment", merge(raw, fromEnvironment(env)));
+  const bash = values.tools?.bash;
+  const limits: Limits = {
+    readMaxBytes: values.tools?.read?.max_bytes ?? DEFAULT_LIMITS.readMaxBytes,
+    grepMaxMatches: values.tools?.grep?.max_matches ?? DEFAULT_LIMITS.grepMaxMatches,
+    grepMaxFileBytes: values.tools?.grep?.max_file_bytes ?? DEFAULT_LIMITS.grepMaxFileBytes,
+    bashTimeoutMs: bash?.timeout ?? DEFAULT_LIMITS.bashTimeoutMs,
+    bashMaxOutputBytes: bash?.max_output_bytes ?? DEFAULT_LIMITS.bashMaxOutputBytes,
+  };
+  const config: { -readonly [K in keyof Config]: Config[K] } = {
+    values,
+    limits,
+    envRemove: bash?.env_remove ?? [],
+    stateDir: stateDirectory(values, env),
+  };
+  if (file !== undefined) config.file = file;
+  if (values.agent?.approver !== undefined) config.approver = values.agent.approver as PolicyConfig;
+  return Object.freeze(config);
+}

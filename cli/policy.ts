@@ -1,0 +1,92 @@
+/**
+ * Which policy a command runs under: the configured approver, the command's default when
+ * nothing is configured, and the `--approver`, `--allow`, `--deny` flags on top.
+ *
+ * @module
+ */
+
+import { compilePolicy, type Policy, type PolicyConfig, PolicyError } from "../approver/mod.ts";
+import { UsageError } from "./errors.ts";
+
+/** Commands with their own default policy. */
+export type PolicyCommand = "tool" | "run" | "mcp" | "chat";
+
+/** Flags that change the policy. */
+export interface PolicyFlags {
+  /** `--approver MODE`. */
+  readonly approver?: string;
+  /** `--allow TOOL[:REGEX]`, repeatable. */
+  readonly allow?: readonly string[];
+  /** `--deny TOOL[:REGEX]`, repeatable. */
+  readonly deny?: readonly string[];
+}
+
+const HOW_TO_ALLOW = "allow it with --allow TOOL or agent.approver in config";
+
+/** The policy each command uses when nothing is configured. */
+export function defaultPolicy(command: PolicyCommand): PolicyConfig {
+  switch (command) {
+    case "tool":
+      return { mode: "allow_all" };
+    case "chat":
+      return {
+        mode: "pattern",
+        allow: [{ tool: "read" }, { tool: "grep" }],
+        ask: [{ tool: "write" }, { tool: "edit" }, { tool: "bash" }],
+        default: "deny",
+      };
+    case "run":
+    case "mcp":
+      return {
+        mode: "pattern",
+        allow: [{ tool: "read" }, { tool: "grep" }],
+        default: "deny",
+        reason: `not allowed by the default policy (${HOW_TO_ALLOW})`,
+      };
+  }
+}
+
+/** `TOOL[:REGEX]` as a rule (REGEX matches the canonical JSON). */
+function flagRule(flag: string, value: string): { tool: string; match?: string } {
+  const colon = value.indexOf(":");
+  const tool = (colon === -1 ? value : value.slice(0, colon)).trim();
+  if (tool === "") {
+    throw new UsageError(`${flag}: want TOOL or TOOL:REGEX, got ${JSON.stringify(value)}`);
+  }
+  return colon === -1 ? { tool } : { tool, match: value.slice(colon + 1) };
+}
+
+/** The compiled policy for `command`; a bad policy is a usage error naming the position. */
+export function resolvePolicy(
+  command: PolicyCommand,
+  configured: PolicyConfig | undefined,
+  flags: PolicyFlags,
+): Policy {
+  const base: PolicyConfig = configured ?? defaultPolicy(command);
+  const allow = (flags.allow ?? []).map((v) => flagRule("--allow", v));
+  const deny = (flags.deny ?? []).map((v) => flagRule("--deny", v));
+  let mode = flags.approver ?? base.mode;
+  const modeName = (mode ?? "pattern").trim().toLowerCase();
+  // Rules given on the command line only mean something in pattern mode; an allow-all base
+  // becomes a pattern policy whose default is allow, so --deny narrows it.
+  let defaultVerdict = base.default;
+  if ((allow.length > 0 || deny.length > 0) && (modeName === "allow_all" || modeName === "allow")) {
+    if (flags.approver === undefined) {
+      mode = "pattern";
+      defaultVerdict = "allow";
+    }
+  }
+  const config: PolicyConfig = {
+    ...base,
+    ...(mode === undefined ? {} : { mode }),
+    ...(defaultVerdict === undefined ? {} : { default: defaultVerdict }),
+    deny: [...(base.deny ?? []), ...deny],
+    allow: [...(base.allow ?? []), ...allow],
+  };
+  try {
+    return compilePolicy(config);
+  } catch (error) {
+    if (error instanceof PolicyError) throw new UsageError(error.message, { cause: error });
+    throw error;
+  }
+}
