@@ -223,6 +223,32 @@ function merge(base: unknown, over: unknown): unknown {
   return out;
 }
 
+/**
+ * Settings whose layer this build does not have yet stop start-up rather than being
+ * ignored: a sandbox or a custom tool the operator asked for must never silently be absent.
+ */
+function refuseUnbuilt(source: string, values: ConfigFile): void {
+  const bash = values.tools?.bash;
+  if (bash?.sandbox === "bwrap") {
+    throw new UsageError(
+      `${source}: tools.bash.sandbox: "bwrap" is not available in this build yet ` +
+        '(the bubblewrap sandbox is planned); use "none" or remove the key',
+    );
+  }
+  if (bash?.network !== undefined || bash?.hide !== undefined) {
+    throw new UsageError(
+      `${source}: tools.bash.${bash.network !== undefined ? "network" : "hide"}: ` +
+        "only applies to the bubblewrap sandbox, which is not available in this build yet; remove the key",
+    );
+  }
+  if ((values.tools?.modules ?? []).length > 0) {
+    throw new UsageError(
+      `${source}: tools.modules: loading custom tools from config is not available in this build ` +
+        "yet (it needs the permission-scoped tool worker); register them through the library (docs/add-a-tool.md)",
+    );
+  }
+}
+
 /** Reads and validates the config: `path` (from `--config`) or the default location. */
 export async function loadConfig(
   path: string | undefined,
@@ -254,6 +280,7 @@ export async function loadConfig(
   validate(file ?? "config", raw); // file mistakes are reported against the file
   const values = validate("environment", merge(raw, fromEnvironment(env)));
   const bash = values.tools?.bash;
+  refuseUnbuilt(file ?? "config", values);
   const limits: Limits = {
     readMaxBytes: values.tools?.read?.max_bytes ?? DEFAULT_LIMITS.readMaxBytes,
     grepMaxMatches: values.tools?.grep?.max_matches ?? DEFAULT_LIMITS.grepMaxMatches,
