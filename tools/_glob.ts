@@ -20,17 +20,25 @@ export class GlobSyntaxError extends Error {
 
 const MAX_ALTERNATIVES = 1024;
 
-/** Expands `{a,b}` groups (nested allowed); `\` keeps the next character literal. */
+/**
+ * Expands `{a,b}` groups (nested allowed); `\` keeps the next character literal, and so does
+ * a `[...]` class (`[{]` is Go's class of `{`).
+ */
 export function expandBraces(glob: string): string[] {
   let open = -1;
   let depth = 0;
+  let inClass = false;
   for (let i = 0; i < glob.length; i++) {
     const c = glob[i];
     if (c === "\\") {
       i++;
       continue;
     }
-    if (c === "{") {
+    if (inClass) {
+      if (c === "]") inClass = false;
+    } else if (c === "[") {
+      inClass = true;
+    } else if (c === "{") {
       if (depth === 0) open = i;
       depth++;
     } else if (c === "}") {
@@ -60,9 +68,12 @@ function splitTopLevel(body: string): string[] {
   const parts: string[] = [];
   let depth = 0;
   let start = 0;
+  let inClass = false;
   for (let i = 0; i < body.length; i++) {
     const c = body[i];
     if (c === "\\") i++;
+    else if (inClass) inClass = c !== "]";
+    else if (c === "[") inClass = true;
     else if (c === "{") depth++;
     else if (c === "}") depth--;
     else if (c === "," && depth === 0) {

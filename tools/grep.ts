@@ -8,13 +8,14 @@
  * @module
  */
 
-import { Buffer } from "node:buffer";
+import { Buffer, isUtf8 } from "node:buffer";
+import { constants } from "node:fs";
 import { basename, join, normalize } from "node:path";
 import { RE2JS } from "re2js";
 import { defineTool, ToolError } from "./define.ts";
 import { parseFields, requireAbsolute, requireNonEmpty } from "./_input.ts";
 import { pathError } from "./_os_error.ts";
-import { confine, openConfined } from "./_workspace.ts";
+import { confine, isInside, openConfined, READ_FLAGS } from "./_workspace.ts";
 import { compileGlob, GlobSyntaxError } from "./_glob.ts";
 import { decodeUtf8 } from "./_text.ts";
 import {
@@ -105,7 +106,14 @@ function compilePattern(input: GrepInput): RE2JS {
   try {
     return RE2JS.compile(input.pattern, flags);
   } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
+    // re2js quotes the pattern with the flags it prepends (`(?m)(`); compiling it bare
+    // gives the same error about the pattern as the model wrote it.
+    let detail = error instanceof Error ? error.message : String(error);
+    try {
+      RE2JS.compile(input.pattern);
+    } catch (bare) {
+      if (bare instanceof Error) detail = bare.message;
+    }
     throw new ToolError(NAME, `${NAME}: compile pattern: ${detail}`, { cause: error });
   }
 }
@@ -128,7 +136,14 @@ interface Candidate {
   readonly open: string;
   /** Path as reported. */
   readonly display: string;
+  /** True when `open` is a symlink, to be resolved and confined before it is opened. */
+  readonly link: boolean;
 }
+
+// READ_FLAGS is non-blocking, so a FIFO reached through a symlink cannot hang the walk.
+// No-follow, so that a file swapped for a symlink after the walk saw it is refused rather
+// than opened (links are resolved before the open).
+const OPEN_FLAGS = READ_FLAGS | constants.O_NOFOLLOW;
 
 const ENCODER = new TextEncoder();
 
@@ -161,7 +176,7 @@ async function* walk(
     } else if ((entry.isFile || entry.isSymlink) && (accept === undefined || accept(entry.name))) {
       // Symlinks are resolved at open time: directories are not descended, targets outside
       // the workspace are dropped.
-      yield { open: path, display: shown };
+      yield { open: path, display: shown, link: entry.isSymlink };
     }
   }
 }
@@ -174,7 +189,10 @@ async function load(
 ): Promise<Buffer | undefined> {
   let handle;
   try {
-    handle = await openConfined(NAME, candidate.open, candidate.open, workspace, "r");
+    // A link is resolved first: a target outside the workspace is never opened.
+    const real = candidate.link ? await Deno.realPath(candidate.open) : candidate.open;
+    if (candidate.link && !isInside(workspace, real)) return undefined;
+    handle = await openConfined(NAME, candidate.open, real, workspace, OPEN_FLAGS);
   } catch {
     return undefined;
   }
@@ -195,7 +213,8 @@ async function* single(
   candidate: Candidate,
   accept: ((name: string) => boolean) | undefined,
 ): AsyncGenerator<Candidate> {
-  if (accept === undefined || accept(basename(candidate.open))) yield candidate;
+  // The name as given: a root that is a link is filtered by the link's name, as in a walk.
+  if (accept === undefined || accept(basename(candidate.display))) yield candidate;
 }
 
 function cutRow(text: string): string {
@@ -218,7 +237,9 @@ function searchText(
 ): void {
   const hasCr = bytes.includes(0x0d);
   // A trailing \r is not part of a line, but `$` does not match before it in a buffer.
-  const fast = whole && !hasCr;
+  // Invalid UTF-8 is matched as decoded (U+FFFD per maximal subpart), which the byte
+  // search does not see the same way, so it is searched line by line too.
+  const fast = whole && !hasCr && isUtf8(bytes);
   if (fast && !re.test(bytes)) return;
   const text = decodeUtf8(bytes);
   const end = text.endsWith("\n") ? text.length - 1 : text.length;
@@ -277,7 +298,7 @@ async function grep(input: GrepInput, context: ToolContext): Promise<string> {
   }
   const candidates = info.isDirectory
     ? walk(real, root, accept, signal)
-    : single({ open: real, display: root }, accept);
+    : single({ open: real, display: root, link: false }, accept);
 
   const max = limits.grepMaxMatches;
   let out = "";
