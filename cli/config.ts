@@ -6,7 +6,8 @@
  * @module
  */
 
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import type { PolicyConfig } from "../approver/mod.ts";
@@ -92,6 +93,8 @@ export interface Config {
   readonly envRemove: readonly string[];
   /** Where sessions and the audit log live. */
   readonly stateDir: string;
+  /** Custom tool modules as file URLs (relative paths resolve against the config file). */
+  readonly modules: readonly string[];
 }
 
 // deno-lint-ignore no-explicit-any
@@ -241,12 +244,6 @@ function refuseUnbuilt(source: string, values: ConfigFile): void {
         "only applies to the bubblewrap sandbox, which is not available in this build yet; remove the key",
     );
   }
-  if ((values.tools?.modules ?? []).length > 0) {
-    throw new UsageError(
-      `${source}: tools.modules: loading custom tools from config is not available in this build ` +
-        "yet (it needs the permission-scoped tool worker); register them through the library (docs/add-a-tool.md)",
-    );
-  }
 }
 
 /** Reads and validates the config: `path` (from `--config`) or the default location. */
@@ -293,6 +290,9 @@ export async function loadConfig(
     limits,
     envRemove: bash?.env_remove ?? [],
     stateDir: stateDirectory(values, env),
+    modules: (values.tools?.modules ?? []).map((module) =>
+      pathToFileURL(resolve(file === undefined ? Deno.cwd() : dirname(file), module)).href
+    ),
   };
   if (file !== undefined) config.file = file;
   if (values.agent?.approver !== undefined) config.approver = values.agent.approver as PolicyConfig;

@@ -67,14 +67,13 @@ export function resolvePolicy(
   const deny = (flags.deny ?? []).map((v) => flagRule("--deny", v));
   let mode = flags.approver ?? base.mode;
   const modeName = (mode ?? "pattern").trim().toLowerCase();
-  // Rules given on the command line only mean something in pattern mode; an allow-all base
-  // becomes a pattern policy whose default is allow, so --deny narrows it.
+  // Rules given on the command line only mean something in pattern mode; allow-all (from
+  // config or from --approver) becomes a pattern policy whose default is allow, so --deny
+  // narrows it instead of being ignored.
   let defaultVerdict = base.default;
   if ((allow.length > 0 || deny.length > 0) && (modeName === "allow_all" || modeName === "allow")) {
-    if (flags.approver === undefined) {
-      mode = "pattern";
-      defaultVerdict = "allow";
-    }
+    mode = "pattern";
+    defaultVerdict = "allow";
   }
   const config: PolicyConfig = {
     ...base,

@@ -7,13 +7,7 @@
 import { join } from "node:path";
 import { createApprover, createAuditFile, createPromptOperator } from "../approver/mod.ts";
 import { callTool } from "../agent/tool_host.ts";
-import {
-  createBuiltinTools,
-  createInProcessHost,
-  Registry,
-  resolveReal,
-  type ToolResult,
-} from "../tools/mod.ts";
+import { createWorkerHost, resolveReal, type ToolResult } from "../tools/mod.ts";
 import { loadConfig } from "./config.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import { type GlobalFlags, type LimitFlags, toolContextFrom } from "./options.ts";
@@ -59,14 +53,15 @@ export async function toolCommand(
   signal: AbortSignal,
 ): Promise<number> {
   const config = await loadConfig(flags.config);
-  const registry = new Registry(createBuiltinTools());
+  const policy = resolvePolicy("tool", config.approver, flags);
+  const context = await toolContextFrom(flags, config);
+  await using host = await createWorkerHost({ ...context, modules: config.modules });
+  const registry = host.registry;
   if (!registry.has(name)) {
     throw new UsageError(
       `tool: unknown tool ${JSON.stringify(name)} (registered: ${registry.names().join(", ")})`,
     );
   }
-  const policy = resolvePolicy("tool", config.approver, flags);
-  const context = await toolContextFrom(flags, config);
   const fromStdin = json === undefined || json === "-";
   const text = fromStdin ? await readStdin() : json;
   const decoded = decodeInput(name, text);
@@ -76,7 +71,7 @@ export async function toolCommand(
     ? await callTool(
       {
         registry,
-        host: createInProcessHost(registry, context),
+        host,
         approver: createApprover(policy, { resolvePath: resolveReal }),
         audit: createAuditFile(join(config.stateDir, "audit.jsonl"), {
           secrets: Object.entries(Deno.env.toObject())

@@ -4,13 +4,23 @@
  * @module
  */
 
-import { createBuiltinTools, Registry } from "../tools/mod.ts";
+import { createWorkerHost } from "../tools/mod.ts";
+import { loadConfig } from "./config.ts";
 import { EXIT } from "./errors.ts";
+import { type GlobalFlags, toolContextFrom } from "./options.ts";
 import { writeStdout } from "./output.ts";
 
 /** Runs the `tools` command and returns its exit code. */
-export async function toolsCommand(flags: { readonly json?: boolean }): Promise<number> {
-  const definitions = new Registry(createBuiltinTools()).definitions();
+export async function toolsCommand(
+  flags: GlobalFlags & { readonly json?: boolean },
+): Promise<number> {
+  // The list comes from the worker, so custom modules appear exactly as they will run.
+  const config = await loadConfig(flags.config);
+  await using host = await createWorkerHost({
+    ...await toolContextFrom(flags, config),
+    modules: config.modules,
+  });
+  const definitions = host.registry.definitions();
   if (flags.json) {
     await writeStdout(JSON.stringify(definitions, null, 2) + "\n");
     return EXIT.ok;

@@ -99,6 +99,11 @@ export async function confine(
   try {
     real = await resolveReal(path);
   } catch (error) {
+    // Under narrowed runtime permissions, resolving a path outside the roots is refused
+    // before anything is looked at; that is this layer's refusal too.
+    if (error instanceof Deno.errors.NotCapable && !isInside(workspace, resolve(path))) {
+      throw outside(tool, path);
+    }
     throw new ToolError(tool, `${tool}: ${pathError(op, path, error)}`, { cause: error });
   }
   if (!isInside(workspace, real)) throw outside(tool, path);

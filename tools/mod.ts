@@ -20,3 +20,10 @@ export { formatDuration, parseDuration } from "./_duration.ts";
 export * from "./limits.ts";
 export { confine } from "./_workspace.ts";
 export { parseFields, requireAbsolute, requireNonEmpty, requirePresent } from "./_input.ts";
+export {
+  createWorkerHost,
+  derivePermissions,
+  type WorkerHost,
+  type WorkerHostOptions,
+  type WorkerPermissions,
+} from "./worker_host.ts";

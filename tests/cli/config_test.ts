@@ -118,10 +118,6 @@ Deno.test("loadConfig() refuses settings for layers this build does not have", a
       "tools:\n  bash:\n    network: true\n",
       "tools.bash.network: only applies to the bubblewrap sandbox",
     ],
-    [
-      "tools:\n  modules: [./x.ts]\n",
-      "tools.modules: loading custom tools from config is not available",
-    ],
   ];
   for (const [yaml, message] of cases) {
     await t.step(message, async () => {

@@ -1,0 +1,141 @@
+/**
+ * Entry point of the permission-scoped tool worker. The host creates this Worker with
+ * runtime permissions narrowed to the workspace; every call runs here, so even a tool with
+ * no checks of its own cannot reach outside what the worker was granted.
+ *
+ * Messages in: `init`, `call`, `cancel`. Messages out: `ready`, `result`, `failed`.
+ *
+ * @module
+ */
+
+// The library surface is loaded up front, so custom modules that import it need no extra
+// read grant for rousseau's own files.
+import "../mod.ts";
+import { createBuiltinTools } from "./builtin.ts";
+import { Registry } from "./registry.ts";
+import { runTool } from "./host.ts";
+import type { AnyTool, Limits, ToolContext, Workspace } from "./types.ts";
+
+/** Sent once, before any call. */
+export interface InitMessage {
+  readonly type: "init";
+  readonly workspace: Workspace;
+  readonly limits: Limits;
+  readonly env: Readonly<Record<string, string>>;
+  /** Module URLs whose default export is a tool or an array of tools. */
+  readonly modules: readonly string[];
+}
+
+/** Runs one call. */
+export interface CallMessage {
+  readonly type: "call";
+  readonly id: number;
+  readonly name: string;
+  readonly input: unknown;
+}
+
+/** Cancels a call in flight. */
+export interface CancelMessage {
+  readonly type: "cancel";
+  readonly id: number;
+}
+
+/** Messages the worker accepts. */
+export type WorkerRequest = InitMessage | CallMessage | CancelMessage;
+
+/** Messages the worker sends. */
+export type WorkerReply =
+  | {
+    readonly type: "ready";
+    readonly tools: ReadonlyArray<
+      { name: string; description: string; inputSchema: unknown; readOnly: boolean }
+    >;
+  }
+  | { readonly type: "failed"; readonly error: string }
+  | {
+    readonly type: "result";
+    readonly id: number;
+    readonly output: string;
+    readonly isError: boolean;
+  };
+
+/** Loads the custom tool modules; throws naming the module that failed. */
+export async function loadModules(urls: readonly string[]): Promise<AnyTool[]> {
+  const tools: AnyTool[] = [];
+  for (const url of urls) {
+    let exported: unknown;
+    try {
+      exported = (await import(url)).default;
+    } catch (error) {
+      throw new Error(`tools: cannot load module ${url}: ${(error as Error).message}`);
+    }
+    const list = Array.isArray(exported) ? exported : [exported];
+    for (const tool of list) {
+      const t = tool as Partial<AnyTool> | undefined;
+      if (
+        typeof t !== "object" || t === null || typeof t.name !== "string" ||
+        typeof t.execute !== "function" || typeof t.parseInput !== "function" ||
+        typeof t.inputSchema !== "object" || typeof t.description !== "string"
+      ) {
+        throw new Error(
+          `tools: module ${url} must export default a tool object (name, description, ` +
+            "inputSchema, readOnly, parseInput, execute) or an array of them; see docs/add-a-tool.md",
+        );
+      }
+      tools.push({ readOnly: false, ...t } as AnyTool);
+    }
+  }
+  return tools;
+}
+
+// deno-lint-ignore no-explicit-any
+const scope = self as any;
+let registry: Registry | undefined;
+let base: Omit<ToolContext, "signal"> | undefined;
+const running = new Map<number, AbortController>();
+
+function reply(message: WorkerReply): void {
+  scope.postMessage(message);
+}
+
+scope.onmessage = async (event: MessageEvent<WorkerRequest>) => {
+  const message = event.data;
+  if (message.type === "init") {
+    try {
+      registry = new Registry([...createBuiltinTools(), ...await loadModules(message.modules)]);
+      base = { workspace: message.workspace, limits: message.limits, env: message.env };
+      reply({
+        type: "ready",
+        tools: registry.names().map((name) => {
+          const tool = registry!.get(name)!;
+          return {
+            name,
+            description: tool.description,
+            inputSchema: tool.inputSchema,
+            readOnly: tool.readOnly,
+          };
+        }),
+      });
+    } catch (error) {
+      reply({ type: "failed", error: (error as Error).message });
+    }
+    return;
+  }
+  if (message.type === "cancel") {
+    running.get(message.id)?.abort();
+    return;
+  }
+  const controller = new AbortController();
+  running.set(message.id, controller);
+  try {
+    const result = registry === undefined || base === undefined
+      ? { output: "tools: the worker was not initialised", isError: true }
+      : await runTool(registry, message.name, message.input, {
+        ...base,
+        signal: controller.signal,
+      });
+    reply({ type: "result", id: message.id, ...result });
+  } finally {
+    running.delete(message.id);
+  }
+};

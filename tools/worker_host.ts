@@ -1,0 +1,172 @@
+/**
+ * The tool host the CLI uses: every call runs in a Deno Worker whose runtime permissions are
+ * narrowed to the workspace — read and write on the roots, run on `/bin/sh` only, and no
+ * network, environment, FFI, system information or imports. Calls cross by message;
+ * cancelling a call's signal cancels it inside the worker.
+ *
+ * Worker permissions need `--unstable-worker-options` (Deno 2.9): `deno task cli` and
+ * `deno task compile` pass it through the `cli` permission set's task flags.
+ *
+ * @module
+ */
+
+import { fileURLToPath as fromFileUrl } from "node:url";
+import { defineTool, ToolError } from "./define.ts";
+import { Registry } from "./registry.ts";
+import type { ToolHost } from "./host.ts";
+import type { WorkerReply, WorkerRequest } from "./worker.ts";
+import type { JsonSchemaObject, Limits, ToolResult, Workspace } from "./types.ts";
+
+/** Runtime grants of the worker, as `Deno.PermissionOptionsObject` takes them. */
+export interface WorkerPermissions {
+  readonly read: readonly string[];
+  readonly write: readonly string[];
+  readonly run: readonly string[];
+  readonly net: false;
+  readonly env: false;
+  readonly ffi: false;
+  readonly sys: false;
+  readonly import: false;
+}
+
+/** Options of `createWorkerHost`. */
+export interface WorkerHostOptions {
+  readonly workspace: Workspace;
+  readonly limits: Limits;
+  readonly env: Readonly<Record<string, string>>;
+  /** Custom tool modules (file URLs or absolute paths). @default [] */
+  readonly modules?: readonly string[];
+  /** Override the derived grants (narrower only; see `derivePermissions`). */
+  readonly permissions?: WorkerPermissions;
+}
+
+/** A worker-backed host and the registry of what the worker offers. */
+export interface WorkerHost extends ToolHost, AsyncDisposable {
+  /** Tool metadata as loaded inside the worker (built-ins plus modules). */
+  readonly registry: Registry;
+  /** The grants the worker runs with. */
+  readonly permissions: WorkerPermissions;
+  /** Stops the worker; calls in flight fail. */
+  close(): void;
+}
+
+/** The worker's grants for `workspace`: its roots, `/proc/self/fd` for the open checks, `/bin/sh`. */
+export function derivePermissions(
+  workspace: Workspace,
+  options: { write?: boolean; run?: boolean } = {},
+): WorkerPermissions {
+  return {
+    read: [...workspace.roots, "/proc/self/fd"],
+    write: options.write === false ? [] : [...workspace.roots],
+    run: options.run === false ? [] : ["/bin/sh"],
+    net: false,
+    env: false,
+    ffi: false,
+    sys: false,
+    import: false,
+  };
+}
+
+/** Starts the worker and waits until its tools are loaded; throws with the worker's error. */
+export async function createWorkerHost(options: WorkerHostOptions): Promise<WorkerHost> {
+  const modules = options.modules ?? [];
+  const base = options.permissions ?? derivePermissions(options.workspace);
+  // A custom module is read by the import itself: the worker may read those files, nothing more.
+  const permissions: WorkerPermissions = {
+    ...base,
+    read: [
+      ...base.read,
+      ...modules.filter((m) => m.startsWith("file:")).map((m) => fromFileUrl(m)),
+    ],
+  };
+  const worker = new Worker(new URL("./worker.ts", import.meta.url), {
+    type: "module",
+    deno: {
+      permissions: {
+        ...permissions,
+        read: [...permissions.read],
+        write: permissions.write.length === 0 ? false : [...permissions.write],
+        run: permissions.run.length === 0 ? false : [...permissions.run],
+      },
+    },
+  } as WorkerOptions);
+  const pending = new Map<number, (result: ToolResult) => void>();
+  let nextId = 1;
+  let closed = false;
+  const post = (message: WorkerRequest) => worker.postMessage(message);
+
+  const ready = Promise.withResolvers<WorkerReply & { type: "ready" }>();
+  worker.onmessage = (event: MessageEvent<WorkerReply>) => {
+    const message = event.data;
+    if (message.type === "ready") ready.resolve(message);
+    else if (message.type === "failed") ready.reject(new Error(message.error));
+    else {
+      pending.get(message.id)?.({ output: message.output, isError: message.isError });
+      pending.delete(message.id);
+    }
+  };
+  worker.onerror = (event: ErrorEvent) => {
+    event.preventDefault();
+    const error = new Error(`tools: the tool worker failed: ${event.message}`);
+    ready.reject(error);
+    for (const [id, resolve] of pending) {
+      resolve({ output: error.message, isError: true });
+      pending.delete(id);
+    }
+  };
+  post({
+    type: "init",
+    workspace: options.workspace,
+    limits: options.limits,
+    env: options.env,
+    modules,
+  });
+  let loaded: WorkerReply & { type: "ready" };
+  try {
+    loaded = await ready.promise;
+  } catch (error) {
+    worker.terminate();
+    throw error;
+  }
+  const registry = new Registry(loaded.tools.map((tool) =>
+    defineTool({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: tool.inputSchema as JsonSchemaObject,
+      readOnly: tool.readOnly,
+      parseInput: (raw: unknown) => raw,
+      execute: () => Promise.reject(new ToolError(tool.name, `${tool.name}: runs in the worker`)),
+    })
+  ));
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    worker.terminate();
+    for (const [id, resolve] of pending) {
+      resolve({ output: "tools: the tool worker was stopped", isError: true });
+      pending.delete(id);
+    }
+  };
+  return {
+    registry,
+    permissions,
+    close,
+    [Symbol.asyncDispose]: () => Promise.resolve(close()),
+    call(name, input, signal) {
+      if (closed) {
+        return Promise.resolve({ output: "tools: the tool worker was stopped", isError: true });
+      }
+      const id = nextId++;
+      return new Promise<ToolResult>((resolve) => {
+        const onAbort = () => post({ type: "cancel", id });
+        pending.set(id, (result) => {
+          signal.removeEventListener("abort", onAbort);
+          resolve(result);
+        });
+        signal.addEventListener("abort", onAbort, { once: true });
+        post({ type: "call", id, name, input });
+        if (signal.aborted) onAbort();
+      });
+    },
+  };
+}
