@@ -7,7 +7,8 @@
 const UNITS_MS: Readonly<Record<string, number>> = {
   ns: 1e-6,
   us: 1e-3,
-  "µs": 1e-3,
+  "µs": 1e-3, // U+00B5 micro sign
+  "μs": 1e-3, // U+03BC Greek mu, which Go accepts too
   ms: 1,
   s: 1000,
   m: 60_000,
@@ -20,6 +21,7 @@ function trimFraction(value: string): string {
 
 /** Formats milliseconds as Go prints a Duration (`1m0s`, `2m30s`, `1.5s`, `50ms`, `1h0m0s`). */
 export function formatDuration(ms: number): string {
+  ms = Math.round(ms * 1e6) / 1e6; // a Duration is whole nanoseconds
   if (ms === 0) return "0s";
   const sign = ms < 0 ? "-" : "";
   const abs = Math.abs(ms);
@@ -42,7 +44,7 @@ export function formatDuration(ms: number): string {
  */
 export function parseDuration(text: string): number {
   const trimmed = text.trim();
-  const part = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)/y;
+  const part = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/y;
   let total = 0;
   let at = 0;
   if (trimmed === "" || trimmed === "0") {
@@ -55,7 +57,7 @@ export function parseDuration(text: string): number {
       total += Number(m[1]) * UNITS_MS[m[2]!]!;
       at = part.lastIndex;
     }
-    if (at === trimmed.length) return total;
+    if (at === trimmed.length) return Math.round(total * 1e6) / 1e6; // whole nanoseconds
   }
   throw new RangeError(
     `invalid duration ${

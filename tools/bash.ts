@@ -25,6 +25,8 @@ const NAME = "bash";
 const SHELL = "/bin/sh";
 /** How long output is still read after the shell is gone or killed. */
 const DRAIN_GRACE_MS = 500;
+/** Size of the one buffer output is read into. */
+const READ_BUFFER_BYTES = 65_536;
 
 // Go's names for the signals a command is commonly killed by.
 const SIGNAL_NAMES: Readonly<Record<string, string>> = {
@@ -43,9 +45,29 @@ const SIGNAL_NAMES: Readonly<Record<string, string>> = {
   SIGPIPE: "broken pipe",
   SIGALRM: "alarm clock",
   SIGTERM: "terminated",
+  SIGSTKFLT: "stack fault",
   SIGXCPU: "CPU time limit exceeded",
   SIGXFSZ: "file size limit exceeded",
+  SIGVTALRM: "virtual timer expired",
+  SIGPROF: "profiling timer expired",
+  SIGIO: "I/O possible",
+  SIGPOLL: "I/O possible",
+  SIGPWR: "power failure",
+  SIGSYS: "bad system call",
 };
+
+/** How the shell ended; `signal` is a Deno signal name or Go's `signal <n>` for one without. */
+interface ShellStatus {
+  readonly code: number;
+  readonly signal: string | null;
+}
+
+/** Deno rejects a status whose signal it has no name for (the real-time ones). */
+function unnamedSignal(error: unknown): ShellStatus {
+  const number = /^Invalid signal: (\d+)$/.exec(error instanceof Error ? error.message : "")?.[1];
+  if (number === undefined) throw error;
+  return { code: 128 + Number(number), signal: `signal ${number}` };
+}
 
 /** Creates the bash tool. */
 export function createBashTool(): Tool<BashInput> {
@@ -92,13 +114,19 @@ async function drain(
   sink: HeadTail,
   stop: Promise<void>,
 ): Promise<void> {
-  const reader = stream.getReader();
-  const stopped = stop.then(() => "stop" as const);
+  // One buffer, lent to each read and handed back, so reading allocates nothing however
+  // much the command prints.
+  const reader = stream.getReader({ mode: "byob" });
+  let buffer = new Uint8Array(READ_BUFFER_BYTES);
+  // Cancelling ends a pending read. (Racing each read against `stop` instead would keep
+  // every chunk read alive, through the race promises `stop` holds, until it resolves.)
+  stop.then(() => reader.cancel()).catch(() => {});
   try {
     for (;;) {
-      const next = await Promise.race([reader.read(), stopped]);
-      if (next === "stop" || next.done) break;
+      const next = await reader.read(buffer);
+      if (next.done) break;
       sink.push(next.value);
+      buffer = new Uint8Array(next.value.buffer);
     }
   } finally {
     await reader.cancel().catch(() => {});
@@ -110,8 +138,9 @@ async function runCommand({ command }: BashInput, context: ToolContext): Promise
   const { workspace, limits, signal, env } = context;
   signal.throwIfAborted();
   const child = new Deno.Command(SHELL, {
-    // The first line joins stderr to stdout, so both arrive in write order on one pipe.
-    args: ["-c", `exec 2>&1\n${command}`],
+    // Joins stderr to stdout, so both arrive in write order on one pipe, then becomes
+    // `/bin/sh -c <command>` (same pid, and the shell's line numbers are the command's).
+    args: ["-c", 'exec 2>&1; exec "$0" -c -- "$1"', SHELL, command],
     cwd: workspace.roots[0]!,
     stdin: "null",
     stdout: "piped",
@@ -137,13 +166,16 @@ async function runCommand({ command }: BashInput, context: ToolContext): Promise
   const onAbort = () => finish("cancel");
   signal.addEventListener("abort", onAbort, { once: true });
 
-  let status: Deno.CommandStatus;
+  let status: ShellStatus;
   try {
     const reading = drain(child.stdout, output, stopReading);
-    status = await child.status;
-    // The shell is gone: anything it left running dies now, and its output is collected.
-    finish("exit");
-    await reading;
+    try {
+      status = await child.status.catch(unnamedSignal);
+    } finally {
+      // The shell is gone: anything it left running dies now, and its output is collected.
+      finish("exit");
+      await reading;
+    }
   } finally {
     clearTimeout(timer);
     clearTimeout(grace);
