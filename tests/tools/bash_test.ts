@@ -595,20 +595,29 @@ Deno.test("bash: a cut never splits a UTF-8 character; the bytes moved count as 
   assert(![head, tail, both].some((r) => r.output.includes("\uFFFD")));
 });
 
+/** Runs one bash call in a separate process and returns its result and peak RSS growth. */
+async function inFreshProcess(
+  root: string,
+  command: string,
+  limits: { timeout?: number; maxOutput?: number } = {},
+): Promise<{ grown: number; result: { output: string; isError: boolean } }> {
+  const script = new URL("../testdata/bash_rss.ts", import.meta.url).pathname;
+  const args = ["run", "-A", script, root, command];
+  if (limits.timeout !== undefined || limits.maxOutput !== undefined) {
+    args.push(String(limits.timeout ?? 60_000), String(limits.maxOutput ?? 131_072));
+  }
+  const out = await new Deno.Command(Deno.execPath(), { args, stdout: "piped", stderr: "inherit" })
+    .output();
+  assertEquals(out.code, 0);
+  return JSON.parse(new TextDecoder().decode(out.stdout));
+}
+
 Deno.test("bash: 200 MB of output keeps 64 KiB of each end and memory stays bounded", async () => {
   await using ws = await tmpWorkspace();
-  const before = Deno.memoryUsage().rss;
-  let peak = before;
-  const sampler = setInterval(() => peak = Math.max(peak, Deno.memoryUsage().rss), 5);
-  let result;
-  try {
-    result = await ws.call("bash", {
-      command: "printf START; head -c 200000000 /dev/zero | tr '\\0' a; printf END",
-    });
-  } finally {
-    clearInterval(sampler);
-  }
-  peak = Math.max(peak, Deno.memoryUsage().rss);
+  const { grown, result } = await inFreshProcess(
+    ws.root,
+    "printf START; head -c 200000000 /dev/zero | tr '\\0' a; printf END",
+  );
   const total = 5 + 200_000_000 + 3;
   assertEquals(result.isError, false);
   assertEquals(result.output.length, 131_072 + marker(total - 131_072).length);
@@ -616,29 +625,20 @@ Deno.test("bash: 200 MB of output keeps 64 KiB of each end and memory stays boun
     result.output,
     "START" + "a".repeat(65_531) + marker(total - 131_072) + "a".repeat(65_533) + "END",
   );
-  const grown = peak - before;
   assert(grown < 64 * 1024 * 1024, `rss grew by ${grown} bytes while 200 MB were printed`);
 });
 
 Deno.test("bash: endless output until the timeout is capped too", async () => {
   await using ws = await tmpWorkspace();
-  const before = Deno.memoryUsage().rss;
-  let peak = before;
-  const sampler = setInterval(() => peak = Math.max(peak, Deno.memoryUsage().rss), 5);
-  let result;
-  try {
-    result = await ws.call("bash", { command: "yes" }, {
-      limits: { bashTimeoutMs: 1000, bashMaxOutputBytes: 1000 },
-    });
-  } finally {
-    clearInterval(sampler);
-  }
+  const { grown, result } = await inFreshProcess(ws.root, "yes", {
+    timeout: 1000,
+    maxOutput: 1000,
+  });
   assertEquals(result.isError, true);
   assertMatch(
     result.output,
     /^(y\n){250}\n\[\.\.\. \d+ bytes omitted \.\.\.\]\n([y\n]{499}\n|[y\n]{499}y\n)bash: timed out after 1s$/,
   );
-  const grown = peak - before;
   assert(grown < 64 * 1024 * 1024, `rss grew by ${grown} bytes`);
 });
 
