@@ -226,31 +226,17 @@ function merge(base: unknown, over: unknown): unknown {
   return out;
 }
 
-/**
- * Settings whose layer this build does not have yet stop start-up rather than being
- * ignored: a sandbox or a custom tool the operator asked for must never silently be absent.
- */
-function refuseUnbuilt(source: string, values: ConfigFile): void {
-  const bash = values.tools?.bash;
-  if (bash?.sandbox === "bwrap") {
-    throw new UsageError(
-      `${source}: tools.bash.sandbox: "bwrap" is not available in this build yet ` +
-        '(the bubblewrap sandbox is planned); use "none" or remove the key',
-    );
-  }
-  if (bash?.network !== undefined || bash?.hide !== undefined) {
-    throw new UsageError(
-      `${source}: tools.bash.${bash.network !== undefined ? "network" : "hide"}: ` +
-        "only applies to the bubblewrap sandbox, which is not available in this build yet; remove the key",
-    );
-  }
-}
-
 /** Reads and validates the config: `path` (from `--config`) or the default location. */
 export async function loadConfig(
   path: string | undefined,
   env: Readonly<Record<string, string>> = Deno.env.toObject(),
 ): Promise<Config> {
+  // `deno task` runs from the repository; a relative --config is relative to where the
+  // user started the command.
+  if (path !== undefined) {
+    const init = env.INIT_CWD;
+    path = resolve(init !== undefined && init.startsWith("/") ? init : Deno.cwd(), path);
+  }
   let file: string | undefined = path;
   let raw: unknown = {};
   const candidate = path ?? defaultConfigPath(env);
@@ -277,7 +263,6 @@ export async function loadConfig(
   validate(file ?? "config", raw); // file mistakes are reported against the file
   const values = validate("environment", merge(raw, fromEnvironment(env)));
   const bash = values.tools?.bash;
-  refuseUnbuilt(file ?? "config", values);
   const limits: Limits = {
     readMaxBytes: values.tools?.read?.max_bytes ?? DEFAULT_LIMITS.readMaxBytes,
     grepMaxMatches: values.tools?.grep?.max_matches ?? DEFAULT_LIMITS.grepMaxMatches,

@@ -17,6 +17,7 @@ import {
 } from "../tools/mod.ts";
 import type { Config } from "./config.ts";
 import { UsageError } from "./errors.ts";
+import { resolveSandbox } from "./sandbox.ts";
 
 /** Flags every command accepts. */
 export interface GlobalFlags {
@@ -99,14 +100,20 @@ export function limitsFrom(flags: LimitFlags, base: Limits = DEFAULT_LIMITS): Li
   return limits;
 }
 
-/** Everything a tool call needs except its signal. */
+/**
+ * Everything a tool call needs except its signal. `sandboxed` says whether bash may run at
+ * all (only then is the sandbox resolved, which costs a trial run of bwrap).
+ */
 export async function toolContextFrom(
   flags: GlobalFlags & LimitFlags,
   config: Config,
+  sandboxed = true,
 ): Promise<Omit<ToolContext, "signal">> {
+  const report = sandboxed ? await resolveSandbox(config) : undefined;
   return {
     workspace: await workspaceFrom(flags, config),
     limits: limitsFrom(flags, config.limits),
     env: scrubEnvironment(Deno.env.toObject(), config.envRemove),
+    ...(report?.sandbox === undefined ? {} : { sandbox: report.sandbox }),
   };
 }

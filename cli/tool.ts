@@ -54,7 +54,7 @@ export async function toolCommand(
 ): Promise<number> {
   const config = await loadConfig(flags.config);
   const policy = resolvePolicy("tool", config.approver, flags);
-  const context = await toolContextFrom(flags, config);
+  const context = await toolContextFrom(flags, config, name === "bash");
   await using host = await createWorkerHost({ ...context, modules: config.modules });
   const registry = host.registry;
   if (!registry.has(name)) {

@@ -17,7 +17,7 @@ export async function toolsCommand(
   // The list comes from the worker, so custom modules appear exactly as they will run.
   const config = await loadConfig(flags.config);
   await using host = await createWorkerHost({
-    ...await toolContextFrom(flags, config),
+    ...await toolContextFrom(flags, config, false),
     modules: config.modules,
   });
   const definitions = host.registry.definitions();

@@ -11,6 +11,7 @@
 import { defineTool, ToolError } from "./define.ts";
 import { parseFields, requireNonEmpty } from "./_input.ts";
 import { HeadTail } from "./_truncate.ts";
+import { sandboxArgs } from "./_sandbox.ts";
 import { formatDuration } from "./_duration.ts";
 import { DEFAULT_BASH_MAX_OUTPUT_BYTES, DEFAULT_BASH_TIMEOUT_MS } from "./limits.ts";
 import type { Tool, ToolContext } from "./types.ts";
@@ -69,6 +70,28 @@ function unnamedSignal(error: unknown): ShellStatus {
   return { code: 128 + Number(number), signal: `signal ${number}` };
 }
 
+// Linux signal numbers, for exit statuses that carry 128 + n.
+const SIGNAL_BY_NUMBER: Readonly<Record<number, string>> = {
+  1: "SIGHUP",
+  2: "SIGINT",
+  3: "SIGQUIT",
+  4: "SIGILL",
+  5: "SIGTRAP",
+  6: "SIGABRT",
+  7: "SIGBUS",
+  8: "SIGFPE",
+  9: "SIGKILL",
+  10: "SIGUSR1",
+  11: "SIGSEGV",
+  12: "SIGUSR2",
+  13: "SIGPIPE",
+  14: "SIGALRM",
+  15: "SIGTERM",
+  24: "SIGXCPU",
+  25: "SIGXFSZ",
+  31: "SIGSYS",
+};
+
 /** Creates the bash tool. */
 export function createBashTool(): Tool<BashInput> {
   return defineTool({
@@ -95,12 +118,39 @@ export function createBashTool(): Tool<BashInput> {
   });
 }
 
-function killGroup(pid: number): void {
-  try {
-    Deno.kill(-pid, "SIGKILL");
-  } catch {
-    // the group is already gone
+/**
+ * Kills everything the command started. Sandboxed, killing bwrap tears down its PID
+ * namespace. Otherwise the shell's process group is killed: directly where the runtime
+ * allows it, else (in the tool worker, whose run grant is only `/bin/sh`: `Deno.kill`
+ * needs an unscoped one) through a one-line shell.
+ */
+async function killAll(child: Deno.ChildProcess, sandboxed: boolean): Promise<void> {
+  if (sandboxed) {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // already gone
+    }
+    return;
   }
+  try {
+    Deno.kill(-child.pid, "SIGKILL");
+    return;
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotCapable)) return; // the group is already gone
+  }
+  try {
+    child.kill("SIGKILL");
+  } catch {
+    // the shell is already gone; its group may not be
+  }
+  await new Deno.Command(SHELL, {
+    args: ["-c", 'kill -9 -"$1" 2>/dev/null; exit 0', SHELL, String(child.pid)],
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+    clearEnv: true,
+  }).output().catch(() => {});
 }
 
 function withLine(output: string, line: string): string {
@@ -135,13 +185,15 @@ async function drain(
 }
 
 async function runCommand({ command }: BashInput, context: ToolContext): Promise<string> {
-  const { workspace, limits, signal, env } = context;
+  const { workspace, limits, signal, env, sandbox } = context;
   signal.throwIfAborted();
-  const child = new Deno.Command(SHELL, {
-    // Joins stderr to stdout, so both arrive in write order on one pipe, then becomes
-    // `/bin/sh -c <command>` (same pid, and the shell's line numbers are the command's).
-    args: ["-c", 'exec 2>&1; exec "$0" -c -- "$1"', SHELL, command],
-    cwd: workspace.roots[0]!,
+  const cwd = workspace.roots[0]!;
+  // Joins stderr to stdout, so both arrive in write order on one pipe, then becomes
+  // `/bin/sh -c <command>` (same pid, and the shell's line numbers are the command's).
+  const shell = [SHELL, "-c", 'exec 2>&1; exec "$0" -c -- "$1"', SHELL, command];
+  const child = new Deno.Command(sandbox?.bwrap ?? SHELL, {
+    args: sandbox ? sandboxArgs(sandbox, workspace.roots, cwd, shell) : shell.slice(1),
+    cwd,
     stdin: "null",
     stdout: "piped",
     stderr: "null",
@@ -156,10 +208,11 @@ async function runCommand({ command }: BashInput, context: ToolContext): Promise
   let endStop!: () => void;
   const stopReading = new Promise<void>((resolve) => endStop = resolve);
   let grace: ReturnType<typeof setTimeout> | undefined;
+  let killing: Promise<void> = Promise.resolve();
   const finish = (why: "exit" | "timeout" | "cancel") => {
     if (grace !== undefined) return; // the first reason wins
     ended = why;
-    killGroup(child.pid);
+    killing = killAll(child, sandbox !== undefined);
     grace = setTimeout(endStop, DRAIN_GRACE_MS);
   };
   const timer = setTimeout(() => finish("timeout"), limits.bashTimeoutMs);
@@ -174,7 +227,7 @@ async function runCommand({ command }: BashInput, context: ToolContext): Promise
     } finally {
       // The shell is gone: anything it left running dies now, and its output is collected.
       finish("exit");
-      await reading;
+      await Promise.all([reading, killing]);
     }
   } finally {
     clearTimeout(timer);
@@ -190,6 +243,11 @@ async function runCommand({ command }: BashInput, context: ToolContext): Promise
     );
   }
   if (ended === "cancel") throw new ToolError(NAME, withLine(text, `${NAME}: cancelled`));
+  // bwrap reports a command killed by a signal as exit status 128 + n.
+  if (sandbox !== undefined && status.signal === null && status.code > 128 && status.code < 160) {
+    const name = SIGNAL_BY_NUMBER[status.code - 128];
+    if (name !== undefined) status = { code: status.code, signal: name };
+  }
   if (status.signal !== null) {
     const name = SIGNAL_NAMES[status.signal] ?? status.signal;
     throw new ToolError(NAME, withLine(text, `${NAME}: signal: ${name}`));

@@ -27,3 +27,4 @@ export {
   type WorkerHostOptions,
   type WorkerPermissions,
 } from "./worker_host.ts";
+export { DEFAULT_HIDDEN, type HiddenPath, type Sandbox, sandboxArgs } from "./_sandbox.ts";

@@ -5,6 +5,8 @@
  * @module
  */
 
+import type { Sandbox } from "./_sandbox.ts";
+
 /** A JSON Schema object describing a tool's input, exactly as providers receive it. */
 export interface JsonSchemaObject {
   /** Always "object": tool input is a JSON object. */
@@ -47,6 +49,8 @@ export interface ToolContext {
   readonly signal: AbortSignal;
   /** Environment for processes the tool starts, secrets already removed. */
   readonly env: Readonly<Record<string, string>>;
+  /** When set, bash runs under this bubblewrap sandbox. */
+  readonly sandbox?: Sandbox;
 }
 
 /** A tool the model can call: plain data plus two functions. */

@@ -15,6 +15,7 @@ import { createBuiltinTools } from "./builtin.ts";
 import { Registry } from "./registry.ts";
 import { runTool } from "./host.ts";
 import type { AnyTool, Limits, ToolContext, Workspace } from "./types.ts";
+import type { Sandbox } from "./_sandbox.ts";
 
 /** Sent once, before any call. */
 export interface InitMessage {
@@ -24,6 +25,8 @@ export interface InitMessage {
   readonly env: Readonly<Record<string, string>>;
   /** Module URLs whose default export is a tool or an array of tools. */
   readonly modules: readonly string[];
+  /** bash's sandbox, if any. */
+  readonly sandbox?: Sandbox;
 }
 
 /** Runs one call. */
@@ -103,7 +106,12 @@ scope.onmessage = async (event: MessageEvent<WorkerRequest>) => {
   if (message.type === "init") {
     try {
       registry = new Registry([...createBuiltinTools(), ...await loadModules(message.modules)]);
-      base = { workspace: message.workspace, limits: message.limits, env: message.env };
+      base = {
+        workspace: message.workspace,
+        limits: message.limits,
+        env: message.env,
+        ...(message.sandbox === undefined ? {} : { sandbox: message.sandbox }),
+      };
       reply({
         type: "ready",
         tools: registry.names().map((name) => {

@@ -16,6 +16,7 @@ import { Registry } from "./registry.ts";
 import type { ToolHost } from "./host.ts";
 import type { WorkerReply, WorkerRequest } from "./worker.ts";
 import type { JsonSchemaObject, Limits, ToolResult, Workspace } from "./types.ts";
+import type { Sandbox } from "./_sandbox.ts";
 
 /** Runtime grants of the worker, as `Deno.PermissionOptionsObject` takes them. */
 export interface WorkerPermissions {
@@ -34,6 +35,8 @@ export interface WorkerHostOptions {
   readonly workspace: Workspace;
   readonly limits: Limits;
   readonly env: Readonly<Record<string, string>>;
+  /** bash's sandbox; the worker may then run bwrap instead of /bin/sh. */
+  readonly sandbox?: Sandbox;
   /** Custom tool modules (file URLs or absolute paths). @default [] */
   readonly modules?: readonly string[];
   /** Override the derived grants (narrower only; see `derivePermissions`). */
@@ -50,15 +53,19 @@ export interface WorkerHost extends ToolHost, AsyncDisposable {
   close(): void;
 }
 
-/** The worker's grants for `workspace`: its roots, `/proc/self/fd` for the open checks, `/bin/sh`. */
+/**
+ * The worker's grants for `workspace`: read on its roots (and `/proc/self/fd`, for the
+ * open checks), write on its roots, run on `/bin/sh` — or on bwrap only, when bash is
+ * sandboxed — and nothing else.
+ */
 export function derivePermissions(
   workspace: Workspace,
-  options: { write?: boolean; run?: boolean } = {},
+  options: { write?: boolean; run?: boolean; sandbox?: Sandbox } = {},
 ): WorkerPermissions {
   return {
     read: [...workspace.roots, "/proc/self/fd"],
     write: options.write === false ? [] : [...workspace.roots],
-    run: options.run === false ? [] : ["/bin/sh"],
+    run: options.run === false ? [] : [options.sandbox?.bwrap ?? "/bin/sh"],
     net: false,
     env: false,
     ffi: false,
@@ -70,7 +77,8 @@ export function derivePermissions(
 /** Starts the worker and waits until its tools are loaded; throws with the worker's error. */
 export async function createWorkerHost(options: WorkerHostOptions): Promise<WorkerHost> {
   const modules = options.modules ?? [];
-  const base = options.permissions ?? derivePermissions(options.workspace);
+  const base = options.permissions ??
+    derivePermissions(options.workspace, options.sandbox ? { sandbox: options.sandbox } : {});
   // A custom module is read by the import itself: the worker may read those files, nothing more.
   const permissions: WorkerPermissions = {
     ...base,
@@ -120,6 +128,7 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
     limits: options.limits,
     env: options.env,
     modules,
+    ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
   });
   let loaded: WorkerReply & { type: "ready" };
   try {

@@ -110,21 +110,3 @@ Deno.test("tool: a flag beats the config file, which beats the default", async (
   );
   assertEquals(fromFlag.stdout.includes("truncated"), false);
 });
-
-Deno.test("loadConfig() refuses settings for layers this build does not have", async (t) => {
-  const cases: Array<[string, string]> = [
-    ["tools:\n  bash:\n    sandbox: bwrap\n", 'tools.bash.sandbox: "bwrap" is not available'],
-    [
-      "tools:\n  bash:\n    network: true\n",
-      "tools.bash.network: only applies to the bubblewrap sandbox",
-    ],
-  ];
-  for (const [yaml, message] of cases) {
-    await t.step(message, async () => {
-      await withConfig(yaml, async (path) => {
-        const error = await assertRejects(() => loadConfig(path, {}), UsageError);
-        assertStringIncludes(error.message, message);
-      });
-    });
-  }
-});

@@ -87,3 +87,29 @@ Deno.test("the tool layer's own refusal holds inside the worker for paths outsid
     assertEquals(run, { code: 1, stdout: "", stderr: `read: ${path} is outside the workspace\n` });
   }
 });
+
+Deno.test("without the sandbox, bash in the worker still kills what the command left running", async () => {
+  await using ws = await tmpWorkspace();
+  const config = join(ws.outside, "config.yaml");
+  await Deno.writeTextFile(config, "tools:\n  bash:\n    sandbox: none\n");
+  const marker = `rousseau-bg-${crypto.randomUUID()}`;
+  const command =
+    `ln -s "$(command -v sleep)" ./${marker}; ./${marker} 1000 > /dev/null 2>&1 & echo started`;
+  const run = await runCli([
+    "--config",
+    config,
+    "--workspace",
+    ws.root,
+    "tool",
+    "bash",
+    JSON.stringify({ command }),
+  ]);
+  assertEquals(run, { code: 0, stdout: "started\n", stderr: "" });
+  let left = 1;
+  for (let i = 0; i < 50 && left > 0; i++) {
+    const ps = await new Deno.Command("pgrep", { args: ["-f", marker], stdout: "piped" }).output();
+    left = new TextDecoder().decode(ps.stdout).trim().split("\n").filter(Boolean).length;
+    if (left > 0) await new Promise((r) => setTimeout(r, 100));
+  }
+  assertEquals(left, 0);
+});
