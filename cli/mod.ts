@@ -8,6 +8,7 @@ import { Command, CommanderError, Option } from "commander";
 import meta from "../deno.json" with { type: "json" };
 import { EXIT, UsageError } from "./errors.ts";
 import { writeStderr, writeStdout, writeSync } from "./output.ts";
+import { doctorCommand } from "./doctor.ts";
 import { toolCommand } from "./tool.ts";
 import { toolsCommand } from "./tools.ts";
 
@@ -76,6 +77,16 @@ Examples:
     .option("--json", "print [{name, description, input_schema}] sorted by name")
     .action((_opts: unknown, command: Command) => {
       run(() => toolsCommand(command.optsWithGlobals()));
+    });
+
+  program.command("doctor")
+    .description("check the config and show each permission layer as it will be set up")
+    .addHelpText(
+      "after",
+      "\nExit codes: 0 every check passed, 1 a check failed.\n\nExample:\n  rousseau --config policy.yaml doctor",
+    )
+    .action((_opts: unknown, command: Command) => {
+      run(() => doctorCommand(command.optsWithGlobals()));
     });
 
   program.command("version")
