@@ -34,12 +34,18 @@ export function compileArgs(target: string, output: string): string[] {
     target,
     "--output",
     output,
+    // The tool worker is started by URL, which the module graph does not show.
+    "--include",
+    `${REPO}tools/worker.ts`,
     `${REPO}main.ts`,
   ];
 }
 
 /** Runs `deno compile`; resolves to the exit code, with a clear message on a runtime fetch failure. */
-export async function compile(target: string, output: string): Promise<{ code: number; message: string }> {
+export async function compile(
+  target: string,
+  output: string,
+): Promise<{ code: number; message: string }> {
   const { code, stderr } = await new Deno.Command(Deno.execPath(), {
     args: compileArgs(target, output),
     cwd: REPO,
@@ -67,7 +73,9 @@ if (import.meta.main) {
   });
   const target = values.target ?? Deno.build.target;
   if (!TARGETS.includes(target)) {
-    console.error(`compile: unknown target ${JSON.stringify(target)} (want one of ${TARGETS.join(", ")})`);
+    console.error(
+      `compile: unknown target ${JSON.stringify(target)} (want one of ${TARGETS.join(", ")})`,
+    );
     Deno.exit(2);
   }
   const suffix = target.includes("windows") ? ".exe" : "";
