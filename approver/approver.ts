@@ -87,11 +87,10 @@ async function denyMatches(rule: Rule, facts: Facts): Promise<boolean> {
   const split = await facts.commands();
   if (split === undefined) return false;
   const re = rule.command;
-  if (split.error !== undefined) {
-    // Deny rules still see what they can of a line that does not parse.
-    return roughPieces(facts.commandLine ?? "").some((piece) => re.test(piece));
-  }
-  return split.commands.some((c) => c.variants.some((v) => re.test(v)));
+  if (split.commands.some((c) => c.variants.some((v) => re.test(v)))) return true;
+  // Deny rules still see what they can of a line that does not parse.
+  return split.error !== undefined &&
+    roughPieces(facts.commandLine ?? "").some((piece) => re.test(piece));
 }
 
 /**

@@ -45,17 +45,31 @@ const GENERIC_SECRETS: readonly RegExp[] = [
   /AKIA[0-9A-Z]{16}/g, // AWS access key ids
   /xox[abposr]-[A-Za-z0-9-]{10,}/g, // Slack tokens
   /(?<=[Bb]earer\s+)[A-Za-z0-9._~+/=-]{12,}/g,
-  /(?<=(?:api[_-]?key|token|secret|password|passwd)["']?\s*[:=]\s*["']?)[^\s"',;]{6,}/gi,
+  // Quotes may come escaped (`\"`): inputs are JSON, and so are the files the model writes.
+  /(?<=(?:api[_-]?key|token|secret|password|passwd)(?:\\*["'])?\s*[:=]\s*(?:\\*["'])?)[^\s"'\\,;]{6,}/gi,
 ];
 
 /** Replaces known secret values and secret-looking tokens in `text` with `[REDACTED]`. */
 export function redact(text: string, secrets: readonly string[] = []): string {
   let out = text;
   for (const value of secrets) {
-    if (value.length >= 6) out = out.split(value).join("[REDACTED]");
+    if (value.length < 6) continue;
+    // Inputs are canonical JSON, where a value with quotes or backslashes appears escaped.
+    for (const form of new Set([value, JSON.stringify(value).slice(1, -1)])) {
+      out = out.split(form).join("[REDACTED]");
+    }
   }
   for (const pattern of GENERIC_SECRETS) out = out.replace(pattern, "[REDACTED]");
   return out;
+}
+
+/** `text` cut to at most `max` UTF-8 bytes on a character boundary, `…` marking a cut. */
+function cut(text: string, max: number): string {
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.length <= max) return text;
+  let end = max;
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--; // not inside a UTF-8 sequence
+  return new TextDecoder().decode(bytes.subarray(0, end)) + "…";
 }
 
 /** SHA-256 of `text` as lower-case hex. */
@@ -107,7 +121,7 @@ export function createAuditFile(
         const entry = {
           time: clock().toISOString(),
           ...event,
-          input: input.length > MAX_INPUT ? input.slice(0, MAX_INPUT) + "…" : input,
+          input: cut(input, MAX_INPUT),
           ...(event.reason === undefined ? {} : { reason: redact(event.reason, options.secrets) }),
           prev: last === undefined ? GENESIS : await sha256(last),
         };

@@ -34,7 +34,11 @@ export interface SimpleCommand {
 export interface SplitResult {
   /** The simple commands, in source order, nested ones included. */
   readonly commands: readonly SimpleCommand[];
-  /** Set when the line could not be parsed at all. */
+  /**
+   * Set when the line could not be parsed at all. `commands` then holds what a shell would
+   * still run (the complete lines before the error, an unclosed here-document read to the
+   * end), for deny rules; allow and ask rules never pass such a line.
+   */
   readonly error?: string;
 }
 
@@ -84,6 +88,13 @@ const WRAPPERS = new Set([
   "ltrace",
   "flock",
   "su",
+  "busybox",
+  "pkexec",
+  "runuser",
+  "taskset",
+  "chrt",
+  "unshare",
+  "fakeroot",
 ]);
 const OUTPUT_REDIRECTS = new Set([54, 55, 57, 60, 64, 65]); // > >> <> >| &> &>>
 const DUP_OUTPUT = 59; // >&
@@ -91,6 +102,7 @@ const HEREDOCS = new Set([61, 62]); // << <<-
 
 /** The literal value of a word, or undefined when part of it is an expansion. */
 function wordValue(syntax: Syntax, word: Node): string | undefined {
+  if (dollarQuoted(syntax, word)) return undefined;
   let out = "";
   for (const part of word.Parts) {
     const type = syntax.NodeType(part);
@@ -104,6 +116,21 @@ function wordValue(syntax: Syntax, word: Node): string | undefined {
     } else return undefined;
   }
   return out;
+}
+
+/** A literal ending in an unescaped `$`: followed by a quote, it starts `$'...'` or `$"..."`. */
+const ANSI_QUOTE_START = /(^|[^\\])(\\\\)*\$$/;
+
+/**
+ * True when `word` holds `$'...'` or `$"..."`: a POSIX parse reads them as `$` and a quote,
+ * but bash, ksh and busybox sh (`/bin/sh` on many systems) end `$'\''` at the third quote.
+ */
+function dollarQuoted(syntax: Syntax, word: Node): boolean {
+  return word.Parts.some((part: Node, i: number) => {
+    const next = word.Parts[i + 1];
+    return syntax.NodeType(part) === "Lit" && ANSI_QUOTE_START.test(part.Value) && next &&
+      ["SglQuoted", "DblQuoted"].includes(syntax.NodeType(next));
+  });
 }
 
 function unescapeUnquoted(raw: string): string {
@@ -128,7 +155,9 @@ function commandOf(
   }
   const words = call.Args.map((w: Node) => wordValue(syntax, w));
   const shown = words.map((w: string | undefined) => w ?? DYNAMIC) as string[];
-  if (words.includes(undefined) || assigns.some((a) => a.includes(DYNAMIC))) {
+  if (call.Args.some((w: Node) => dollarQuoted(syntax, w))) {
+    reasons.push(`$'...' and $"..." are read differently by sh and bash`);
+  } else if (words.includes(undefined) || assigns.some((a) => a.includes(DYNAMIC))) {
     reasons.push("a word is computed when the shell runs ($VAR, $(...) or backticks)");
   }
   for (const redirect of redirects) {
@@ -162,8 +191,10 @@ function commandOf(
     }
     if (SHELLS.has(base) && rest.some((w) => /^-[a-zA-Z]*c[a-zA-Z]*$/.test(w))) {
       reasons.push(`${base} -c runs a command string`);
-      const script = rest.find((w) => !w.startsWith("-"));
-      if (script !== undefined) extra.push(...parse(script).commands);
+      // Options may take values (`-o errexit`), so every non-option word may be the script.
+      for (const word of rest.filter((w) => !w.startsWith("-"))) {
+        extra.push(...parse(word).commands);
+      }
       break;
     }
     if (base === "find" && rest.some((w) => /^-(exec|execdir|ok|okdir)$/.test(w))) {
@@ -178,6 +209,26 @@ function commandOf(
   return [command, ...extra];
 }
 
+const MAX_PREFIXES = 64;
+
+/**
+ * What a shell runs of a line that does not parse: sh and bash read a here-document to the
+ * end of input when its delimiter is missing, and run each complete line before the one
+ * with the syntax error.
+ */
+function runsAnyway(syntax: Syntax, line: string, depth: number, error: string): SimpleCommand[] {
+  const heredoc = /unclosed here-document '(.*)'$/.exec(error);
+  if (heredoc !== null) return [...splitWith(syntax, `${line}\n${heredoc[1]}`, depth + 1).commands];
+  const lines = line.split("\n");
+  const errorLine = Number(/^(\d+):/.exec(error)?.[1] ?? lines.length);
+  const last = Math.min(errorLine, lines.length) - 1;
+  for (let end = last; end > 0 && end > last - MAX_PREFIXES; end--) {
+    const prefix = splitWith(syntax, lines.slice(0, end).join("\n"), depth + 1, false);
+    if (prefix.error === undefined) return [...prefix.commands];
+  }
+  return [];
+}
+
 /** Splits `line`; never throws. */
 export async function splitCommands(line: string): Promise<SplitResult> {
   const syntax = await loadSyntax();
@@ -186,14 +237,15 @@ export async function splitCommands(line: string): Promise<SplitResult> {
 
 const MAX_DEPTH = 8;
 
-function splitWith(syntax: Syntax, line: string, depth: number): SplitResult {
+function splitWith(syntax: Syntax, line: string, depth: number, salvage = true): SplitResult {
   if (depth > MAX_DEPTH) return { commands: [], error: "commands nested too deeply" };
   let file: Node;
   try {
     file = syntax.NewParser(syntax.Variant(syntax.LangPOSIX)).Parse(line, "");
   } catch (error: unknown) {
     const e = error as { Error?: () => string };
-    return { commands: [], error: typeof e?.Error === "function" ? e.Error() : String(error) };
+    const message = typeof e?.Error === "function" ? e.Error() : String(error);
+    return { commands: salvage ? runsAnyway(syntax, line, depth, message) : [], error: message };
   }
   const commands: SimpleCommand[] = [];
   const parse = (src: string) => splitWith(syntax, src, depth + 1);
@@ -208,10 +260,8 @@ function splitWith(syntax: Syntax, line: string, depth: number): SplitResult {
     } else if (type === "Stmt" && node.Cmd && syntax.NodeType(node.Cmd) !== "CallExpr") {
       // Compound commands (subshells, if, for, functions...) are walked into; their own
       // redirections still count.
-      const writes = node.Redirs.filter((r: Node) => OUTPUT_REDIRECTS.has(r.Op));
-      if (writes.length > 0) {
-        commands.push(...commandOf(syntax, { Assigns: [], Args: [] }, node.Redirs, parse));
-      }
+      const [own] = commandOf(syntax, { Assigns: [], Args: [] }, node.Redirs, parse);
+      if (own?.opaque) commands.push(own);
     } else if (type === "ProcSubst" || type === "CoprocClause") {
       unsupported = type;
     }

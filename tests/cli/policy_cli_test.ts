@@ -42,9 +42,11 @@ function exists(path: string): Promise<boolean> {
 
 Deno.test("done when: git status; rm -rf build is blocked under a git status allow list", async () => {
   await using ws = await project();
+  // Exactly the command line: a relative --config, read from the start directory.
+  await Deno.copyFile(ws.policy, ws.path("policy.yaml"));
   const run = await runCli([
     "--config",
-    ws.policy,
+    "policy.yaml",
     "tool",
     "bash",
     '{"command":"git status; rm -rf build"}',

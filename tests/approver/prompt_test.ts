@@ -1,0 +1,205 @@
+/**
+ * The interactive operator, driven by a scripted PromptIo: answers, the remembered
+ * "allow this tool", reasons, end of input, and what the operator is shown.
+ */
+
+import {
+  type ApprovalRequest,
+  createPromptOperator,
+  type Decision,
+  describeCall,
+  type PromptIo,
+} from "../../approver/mod.ts";
+import { assert, assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
+
+interface Script extends PromptIo {
+  /** Everything written, in order. */
+  readonly written: string[];
+  /** Lines not read yet. */
+  readonly pending: Array<string | undefined>;
+  /** How many lines were asked for. */
+  reads: number;
+}
+
+function script(
+  answers: Array<string | undefined>,
+  files: Record<string, string> = {},
+  color = false,
+): Script {
+  const io: Script = {
+    written: [],
+    pending: [...answers],
+    reads: 0,
+    color,
+    write(text) {
+      io.written.push(text);
+      return Promise.resolve();
+    },
+    readLine() {
+      io.reads++;
+      return Promise.resolve(io.pending.shift());
+    },
+    readFile: (path) => Promise.resolve(files[path]),
+  };
+  return io;
+}
+
+const BASH: ApprovalRequest = { tool: "bash", input: { command: "git push" } };
+const ASK: Decision = { decision: "ask", reason: "bash needs approval", rule: "ask[0]" };
+
+Deno.test("prompt: answers", async (t) => {
+  const cases: Array<[string, Array<string | undefined>, true | string]> = [
+    ["y allows once", ["y"], true],
+    ["yes allows once", ["yes"], true],
+    ["Y with spaces allows once", ["  Y "], true],
+    ["n denies", ["n"], "denied by the operator"],
+    ["no denies", ["no"], "denied by the operator"],
+    ["an empty answer denies", [""], "denied by the operator"],
+    [
+      "r with a reason on the line",
+      ["r use git push --dry-run first"],
+      "denied by the operator: use git push --dry-run first",
+    ],
+    ["r keeps the reason's case", ["R Not On Fridays"], "denied by the operator: Not On Fridays"],
+    [
+      "r then the reason on its own line",
+      ["r", "  wrong branch  "],
+      "denied by the operator: wrong branch",
+    ],
+    ["r then an empty reason", ["r", ""], "denied by the operator"],
+    ["r then end of input", ["r", undefined], "denied by the operator"],
+    ["end of input (Ctrl+C) cancels", [undefined], "the operator cancelled the approval prompt"],
+    ["an unknown answer asks again", ["maybe", "y"], true],
+  ];
+  for (const [name, answers, want] of cases) {
+    await t.step(name, async () => {
+      const io = script(answers);
+      assertEquals(await createPromptOperator(io)(BASH, ASK), want);
+      assertEquals(io.pending, []);
+    });
+  }
+  await t.step("the reason prompt and the retry are written", async () => {
+    const io = script(["what", "r", "because"]);
+    await createPromptOperator(io)(BASH, ASK);
+    assertEquals(io.written.slice(1), ["please answer y, a, n or r\n> ", "reason: "]);
+  });
+});
+
+Deno.test("prompt: a allows and is remembered for that tool only", async () => {
+  const io = script(["a", "n"]);
+  const operator = createPromptOperator(io);
+  assertEquals(await operator(BASH, ASK), true);
+  assertEquals(io.reads, 1);
+  const written = io.written.length;
+  assertEquals(await operator({ tool: "bash", input: { command: "git push -f" } }, ASK), true);
+  assertEquals(io.reads, 1, "not asked again for bash");
+  assertEquals(io.written.length, written, "nothing shown again for bash");
+  const write = { tool: "write", input: { path: "/a", content: "x" } };
+  assertEquals(await operator(write, ASK), "denied by the operator");
+  assertEquals(io.reads, 2, "other tools are still asked");
+});
+
+Deno.test("prompt: each operator remembers on its own (one per session)", async () => {
+  const first = createPromptOperator(script(["a"]));
+  assertEquals(await first(BASH, ASK), true);
+  const io = script(["n"]);
+  assertEquals(await createPromptOperator(io)(BASH, ASK), "denied by the operator");
+  assertEquals(io.reads, 1);
+});
+
+Deno.test("prompt: shows the tool, the reason, the call and the choices", async () => {
+  const io = script(["y"]);
+  await createPromptOperator(io)(BASH, { ...ASK, reason: "pushes need a person" });
+  assertEquals(io.written, [
+    "\nbash needs approval (pushes need a person)\n$ git push\n" +
+    "[y] allow once  [a] allow bash for this session  [n] deny  " +
+    "[r] deny and tell the model why\n> ",
+  ]);
+});
+
+Deno.test("prompt: describeCall", async (t) => {
+  const files = { "/srv/app/a.txt": "one\ntwo\nthree\n" };
+  const io = script([], files);
+  await t.step("bash shows $ and the command", async () => {
+    assertEquals(
+      await describeCall({ tool: "bash", input: { command: "ls -la && git status" } }, io),
+      "$ ls -la && git status",
+    );
+  });
+  await t.step("write to a new file shows the path and an all-added diff", async () => {
+    assertEquals(
+      await describeCall({
+        tool: "write",
+        input: { path: "/srv/app/new.txt", content: "hi\nthere\n" },
+      }, io),
+      "/srv/app/new.txt (new file)\n--- /srv/app/new.txt\tnew file\n+++ /srv/app/new.txt\n" +
+        "@@ -0,0 +1,2 @@\n+hi\n+there\n",
+    );
+  });
+  await t.step("write over a file shows a unified diff", async () => {
+    assertEquals(
+      await describeCall({
+        tool: "write",
+        input: { path: "/srv/app/a.txt", content: "one\n2\nthree\n" },
+      }, io),
+      "/srv/app/a.txt\n--- /srv/app/a.txt\n+++ /srv/app/a.txt\n" +
+        "@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n",
+    );
+  });
+  await t.step("edit shows a unified diff of the replacement", async () => {
+    const input = { path: "/srv/app/a.txt", "old_string": "two\n", "new_string": "TWO\n2.5\n" };
+    assertEquals(
+      await describeCall({ tool: "edit", input }, io),
+      "/srv/app/a.txt\n--- /srv/app/a.txt\n+++ /srv/app/a.txt\n" +
+        "@@ -1,3 +1,4 @@\n one\n-two\n+TWO\n+2.5\n three\n",
+    );
+  });
+  await t.step("edit with $& in the replacement is shown literally", async () => {
+    const input = { path: "/srv/app/a.txt", "old_string": "two", "new_string": "$&$&" };
+    assertStringIncludes(await describeCall({ tool: "edit", input }, io), "\n+$&$&\n");
+  });
+  await t.step("an edit that cannot apply says so and shows the input", async () => {
+    const input = { path: "/srv/app/a.txt", "old_string": "nowhere", "new_string": "x" };
+    const canonical = JSON.stringify(input);
+    assertEquals(
+      await describeCall({ tool: "edit", input, canonical }, io),
+      `/srv/app/a.txt\n(the change cannot be previewed: ${canonical})`,
+    );
+  });
+  await t.step("an edit of a missing file cannot be previewed", async () => {
+    const input = { path: "/srv/app/missing", "old_string": "a", "new_string": "b" };
+    const text = await describeCall({ tool: "edit", input, canonical: "{}" }, io);
+    assertEquals(text, "/srv/app/missing\n(the change cannot be previewed: {})");
+  });
+  await t.step("other tools show their canonical input", async () => {
+    assertEquals(
+      await describeCall(
+        { tool: "grep", input: { pattern: "x" }, canonical: '{"pattern":"x"}' },
+        io,
+      ),
+      '{"pattern":"x"}',
+    );
+    assertEquals(await describeCall({ tool: "read", input: { path: "/a" } }, io), '{"path":"/a"}');
+  });
+  await t.step(
+    "colour: added lines green, removed red, hunks cyan; none with color:false",
+    async () => {
+      const input = { path: "/srv/app/a.txt", "old_string": "two", "new_string": "TWO" };
+      const coloured = await describeCall({ tool: "edit", input }, script([], files, true));
+      assertStringIncludes(coloured, "\x1b[32m+TWO\x1b[0m");
+      assertStringIncludes(coloured, "\x1b[31m-two\x1b[0m");
+      assertStringIncludes(coloured, "\x1b[36m@@ -1,3 +1,3 @@\x1b[0m");
+      const plain = await describeCall({ tool: "edit", input }, io);
+      assert(!plain.includes("\x1b"), plain);
+    },
+  );
+  await t.step("the prompt itself has no colour with color:false", async () => {
+    const quiet = script(["y"], files);
+    await createPromptOperator(quiet)({
+      tool: "edit",
+      input: { path: "/srv/app/a.txt", "old_string": "two", "new_string": "TWO" },
+    }, ASK);
+    assert(!quiet.written.join("").includes("\x1b"));
+    assertStringIncludes(quiet.written.join(""), "\n-two\n+TWO\n");
+  });
+});
