@@ -9,7 +9,7 @@
  * @module
  */
 
-import { constants } from "node:fs";
+import { closeSync, constants, fstatSync, openSync } from "node:fs";
 import { open as openFile } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
@@ -160,4 +160,44 @@ export async function openConfined(
     await handle.close();
     throw error;
   }
+}
+
+/**
+ * Synchronous `openConfined` for the grep walk: a returned file descriptor is proved to be
+ * inside the workspace the same way. Synchronous calls cost a tenth of the asynchronous
+ * ones per small file; the caller must yield to the event loop between batches.
+ * Returns undefined (nothing opened) when the file cannot be opened or is outside.
+ */
+export function openConfinedSync(
+  real: string,
+  workspace: Workspace,
+  flags: number,
+): number | undefined {
+  let fd: number;
+  try {
+    fd = openSync(real, flags);
+  } catch {
+    return undefined;
+  }
+  try {
+    let kernel: string | undefined;
+    try {
+      kernel = Deno.readLinkSync(`/proc/self/fd/${fd}`);
+    } catch {
+      kernel = undefined;
+    }
+    if (kernel !== undefined) {
+      if (kernel.endsWith(" (deleted)")) kernel = kernel.slice(0, -" (deleted)".length);
+      if (isInside(workspace, kernel)) return fd;
+    } else {
+      const again = Deno.realPathSync(real);
+      const a = fstatSync(fd);
+      const b = Deno.statSync(again);
+      if (isInside(workspace, again) && a.dev === b.dev && a.ino === b.ino) return fd;
+    }
+  } catch {
+    // fall through: refused
+  }
+  closeSync(fd);
+  return undefined;
 }

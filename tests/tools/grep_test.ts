@@ -6,6 +6,7 @@
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { type Files, type TmpWorkspace, tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 import type { Limits } from "../../mod.ts";
+import { literalAlternatives } from "../../tools/grep.ts";
 
 const IS_ROOT = Deno.uid() === 0;
 const ENCODER = new TextEncoder();
@@ -1348,4 +1349,31 @@ Deno.test("grep: files written by the helper with mixed content", async () => {
       "# TODO list",
     ]),
   );
+});
+
+Deno.test("grep: a literal alternation finds every alternative, and ignore_case still applies", async () => {
+  await using ws = await tmpWorkspace({
+    files: { "a.txt": "x foo_bar y\n", "b.txt": "nothing\n", "c.txt": "ZETA\nzeta here\n" },
+  });
+  assertEquals(await ws.call("grep", { pattern: "foo_bar|zeta", path: ws.root }), {
+    output: `${ws.path("a.txt")}:1: x foo_bar y\n${ws.path("c.txt")}:2: zeta here\n`,
+    isError: false,
+  });
+  assertEquals(
+    await ws.call("grep", { pattern: "foo_bar|zeta", path: ws.root, ignore_case: true }),
+    {
+      output: `${ws.path("a.txt")}:1: x foo_bar y\n${ws.path("c.txt")}:1: ZETA\n${
+        ws.path("c.txt")
+      }:2: zeta here\n`,
+      isError: false,
+    },
+  );
+});
+
+Deno.test("literalAlternatives() only takes plain word alternations", () => {
+  assertEquals(literalAlternatives("foo|bar_1", false), ["foo", "bar_1"]);
+  assertEquals(literalAlternatives("foo|bar", true), undefined);
+  assertEquals(literalAlternatives("fo.o|bar", false), undefined);
+  assertEquals(literalAlternatives("(?i)foo", false), undefined);
+  assertEquals(literalAlternatives("foo|", false), undefined);
 });
