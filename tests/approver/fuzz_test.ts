@@ -7,6 +7,7 @@
 
 import { createApprover, type PolicyConfig } from "../../approver/mod.ts";
 import { assert, assertEquals } from "../_helpers/assert.ts";
+import { prng } from "../_helpers/prng.ts";
 
 const SEED = 0x5eed_2024;
 const CASES = 2000;
@@ -24,18 +25,6 @@ const DENY_ONLY: PolicyConfig = {
   deny: [{ tool: "bash", command: "^rm( |$)" }],
   default: "allow",
 };
-
-/** mulberry32: small, fast, deterministic. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Random = () => number;
 

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { runCli } from "../_helpers/cli.ts";
 import { assert, assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
+import { survivors } from "../_helpers/processes.ts";
 
 /** Runs `tool bash` under `sandbox: bwrap` with a fake HOME holding credentials. */
 async function sandboxed(command: string, extra: string[] = [], config = "") {
@@ -68,13 +69,7 @@ Deno.test("sandbox: background processes and a process storm do not outlive the 
   );
   assertStringIncludes(run.stderr, "bash: timed out after 1s");
   // PID namespace teardown kills everything; give the kernel a moment to reap.
-  let left = 1;
-  for (let i = 0; i < 50 && left > 0; i++) {
-    const ps = await new Deno.Command("pgrep", { args: ["-f", marker], stdout: "piped" }).output();
-    left = new TextDecoder().decode(ps.stdout).trim().split("\n").filter(Boolean).length;
-    if (left > 0) await new Promise((r) => setTimeout(r, 100));
-  }
-  assertEquals(left, 0);
+  assertEquals(await survivors(marker), 0);
 });
 
 Deno.test("sandbox: bwrap asked for but missing stops with a clear error", async () => {

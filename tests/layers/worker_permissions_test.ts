@@ -3,6 +3,7 @@ import { runCli } from "../_helpers/cli.ts";
 import { assertEquals } from "../_helpers/assert.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 import { fileURLToPath } from "node:url";
+import { survivors } from "../_helpers/processes.ts";
 
 const PROBE = fileURLToPath(new URL("../testdata/probe_tool.ts", import.meta.url));
 
@@ -105,11 +106,5 @@ Deno.test("without the sandbox, bash in the worker still kills what the command 
     JSON.stringify({ command }),
   ]);
   assertEquals(run, { code: 0, stdout: "started\n", stderr: "" });
-  let left = 1;
-  for (let i = 0; i < 50 && left > 0; i++) {
-    const ps = await new Deno.Command("pgrep", { args: ["-f", marker], stdout: "piped" }).output();
-    left = new TextDecoder().decode(ps.stdout).trim().split("\n").filter(Boolean).length;
-    if (left > 0) await new Promise((r) => setTimeout(r, 100));
-  }
-  assertEquals(left, 0);
+  assertEquals(await survivors(marker), 0);
 });

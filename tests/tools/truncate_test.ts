@@ -1,5 +1,6 @@
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { HeadTail } from "../../tools/_truncate.ts";
+import { prng } from "../_helpers/prng.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -23,18 +24,6 @@ function capture(cap: number, data: Uint8Array, sizes: readonly number[] = []): 
   }
   if (at < data.length) sink.push(data.subarray(at));
   return sink;
-}
-
-/** A small seeded PRNG (mulberry32), so a failure can be replayed from its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function randomInt(random: () => number, max: number): number {
