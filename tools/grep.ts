@@ -288,12 +288,24 @@ function searchText(
     }
     return;
   }
-  if (!re.test(text)) return;
-  const matcher = re.matcher(text);
+  if (literals === undefined && !re.test(text)) return;
+  // Where the next match may start: the RE2 matcher, or for literal alternations the nearest
+  // literal, which V8 finds much faster. Each candidate's line is then tested exactly.
+  const matcher = literals === undefined ? re.matcher(text) : undefined;
+  const nextStart = (from: number): number => {
+    if (matcher !== undefined) return matcher.find(from) ? matcher.start() : -1;
+    let best = -1;
+    for (const literal of literals!) {
+      const at = text.indexOf(literal, from);
+      if (at !== -1 && (best === -1 || at < best)) best = at;
+    }
+    return best;
+  };
   let line = 1;
   let counted = 0; // text before this offset has been counted into `line`
-  for (let from = 0; from <= end && matcher.find(from);) {
-    const at = matcher.start();
+  for (let from = 0; from <= end;) {
+    const at = nextStart(from);
+    if (at === -1) return;
     const start = at === 0 ? 0 : text.lastIndexOf("\n", at - 1) + 1;
     if (start > end) return; // an empty match after the final newline
     let stop = text.indexOf("\n", at);
