@@ -15,6 +15,11 @@ export const REPO = fileURLToPath(new URL("../../", import.meta.url));
  */
 export const TEST_HOME: string = Deno.makeTempDirSync({ prefix: "rousseau-cli-home-" });
 
+function withoutInitCwd(env: Record<string, string>): Record<string, string> {
+  const { INIT_CWD: _, ...rest } = env;
+  return rest;
+}
+
 /** What a CLI run produced. */
 export interface CliRun {
   readonly code: number;
@@ -33,7 +38,11 @@ export async function runCli(
     stdin: options.stdin === undefined ? "null" : "piped",
     stdout: "piped",
     stderr: "piped",
+    // The inner `deno task` sets INIT_CWD to `cwd` only when it is unset; an outer
+    // `deno task test` would otherwise leak its own directory into every run.
+    clearEnv: true,
     env: {
+      ...withoutInitCwd(Deno.env.toObject()),
       NO_COLOR: "1",
       XDG_CONFIG_HOME: `${TEST_HOME}/config`,
       XDG_DATA_HOME: `${TEST_HOME}/data`,
