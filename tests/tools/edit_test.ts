@@ -1,19 +1,11 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { ToolResult } from "../../mod.ts";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
+import { abortOnNewEntry, fail, list, ok } from "../_helpers/results.ts";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
 const ENCODER = new TextEncoder();
-
-function ok(output: string): ToolResult {
-  return { output, isError: false };
-}
-
-function fail(output: string): ToolResult {
-  return { output, isError: true };
-}
 
 /** Bytes from a mix of strings (UTF-8) and raw byte values. */
 function bytesOf(...parts: (string | ArrayLike<number>)[]): Uint8Array {
@@ -25,37 +17,6 @@ function bytesOf(...parts: (string | ArrayLike<number>)[]): Uint8Array {
     at += chunk.length;
   }
   return out;
-}
-
-/** Sorted names in `dir`. */
-async function list(dir: string): Promise<string[]> {
-  const names: string[] = [];
-  for await (const entry of Deno.readDir(dir)) names.push(entry.name);
-  return names.sort();
-}
-
-/**
- * A signal that aborts, and stays aborted, as soon as `dir` holds a name not in `known`: it
- * cancels an edit at the first signal check after the temporary file exists.
- */
-function abortOnNewEntry(dir: string, known: readonly string[]): AbortSignal {
-  const controller = new AbortController();
-  const check = () => {
-    if (controller.signal.aborted) return;
-    for (const entry of Deno.readDirSync(dir)) {
-      if (!known.includes(entry.name)) {
-        controller.abort();
-        return;
-      }
-    }
-  };
-  return new Proxy(controller.signal, {
-    get(target, key) {
-      if (key === "aborted" || key === "throwIfAborted") check();
-      const value = Reflect.get(target, key, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
 }
 
 // ---- Success --------------------------------------------------------------------------------

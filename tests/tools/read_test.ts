@@ -11,17 +11,10 @@ import {
 } from "../../mod.ts";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
+import { fail, ok } from "../_helpers/results.ts";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
 const NOTE = "; use grep, or bash with sed -n, for the rest]";
-
-function ok(output: string): ToolResult {
-  return { output, isError: false };
-}
-
-function fail(output: string): ToolResult {
-  return { output, isError: true };
-}
 
 /** `size` bytes of `fill` with a NUL at `offset`. */
 function nulAt(offset: number, size: number, fill = 0x61): Uint8Array {
