@@ -8,76 +8,96 @@
 
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { parse as parseYaml } from "yaml";
-import { z } from "zod";
+import type { z } from "zod";
 import type { PolicyConfig } from "../approver/mod.ts";
 import { DEFAULT_LIMITS, type Limits, parseDuration } from "../tools/mod.ts";
 import { UsageError } from "./errors.ts";
 
-const duration = z.union([z.string(), z.number()]).transform((value, ctx) => {
-  if (typeof value === "number") return value * 1000;
-  try {
-    return parseDuration(value);
-  } catch (error) {
-    ctx.addIssue({ code: "custom", message: (error as Error).message });
-    return z.NEVER;
-  }
-});
-const count = z.int().positive();
-const size = z.int().nonnegative();
-const stringList = z.array(z.string());
-const regexRule = z.looseObject({}); // rule fields are checked by the approver's compiler
+type ZodModule = typeof import("zod");
 
-/** The schema of config.yaml; unknown keys are errors. */
-export const CONFIG_SCHEMA = z.strictObject({
-  provider: z.enum(["anthropic", "openai"]).optional(),
-  anthropic: z.strictObject({
-    api_key: z.string().optional(),
-    model: z.string().optional(),
-    max_tokens: count.optional(),
-    base_url: z.url().optional(),
-  }).optional(),
-  openai: z.strictObject({
-    api_key: z.string().optional(),
-    model: z.string().optional(),
-    base_url: z.url().optional(),
-  }).optional(),
-  agent: z.strictObject({
-    system_prompt: z.string().optional(),
-    max_iterations: count.optional(),
-    approver: z.strictObject({
-      mode: z.string().optional(),
-      default: z.string().optional(),
-      reason: z.string().optional(),
-      allow: z.array(regexRule).optional(),
-      ask: z.array(regexRule).optional(),
-      deny: z.array(regexRule).optional(),
+/** Builds the schema of config.yaml; unknown keys are errors. */
+function buildSchema({ z }: ZodModule) {
+  const duration = z.union([z.string(), z.number()]).transform((value, ctx) => {
+    if (typeof value === "number") return value * 1000;
+    try {
+      return parseDuration(value);
+    } catch (error) {
+      ctx.addIssue({ code: "custom", message: (error as Error).message });
+      return z.NEVER;
+    }
+  });
+  const count = z.int().positive();
+  const size = z.int().nonnegative();
+  const stringList = z.array(z.string());
+  const regexRule = z.looseObject({}); // rule fields are checked by the approver's compiler
+  return z.strictObject({
+    provider: z.enum(["anthropic", "openai"]).optional(),
+    anthropic: z.strictObject({
+      api_key: z.string().optional(),
+      model: z.string().optional(),
+      max_tokens: count.optional(),
+      base_url: z.url().optional(),
     }).optional(),
-  }).optional(),
-  tools: z.strictObject({
-    read: z.strictObject({ max_bytes: count.optional() }).optional(),
-    grep: z.strictObject({ max_matches: count.optional(), max_file_bytes: size.optional() })
-      .optional(),
-    bash: z.strictObject({
-      timeout: duration.optional(),
-      max_output_bytes: count.optional(),
-      sandbox: z.enum(["auto", "bwrap", "none"]).optional(),
-      network: z.boolean().optional(),
-      hide: stringList.optional(),
-      env_remove: stringList.optional(),
+    openai: z.strictObject({
+      api_key: z.string().optional(),
+      model: z.string().optional(),
+      base_url: z.url().optional(),
     }).optional(),
-    modules: stringList.optional(),
-  }).optional(),
-  workspace: z.strictObject({ roots: stringList.optional() }).optional(),
-  state: z.strictObject({ dir: z.string().optional() }).optional(),
-  log: z.strictObject({
-    level: z.enum(["debug", "info", "warn", "error"]).optional(),
-    format: z.enum(["text", "json"]).optional(),
-  }).optional(),
-});
+    agent: z.strictObject({
+      system_prompt: z.string().optional(),
+      max_iterations: count.optional(),
+      approver: z.strictObject({
+        mode: z.string().optional(),
+        default: z.string().optional(),
+        reason: z.string().optional(),
+        allow: z.array(regexRule).optional(),
+        ask: z.array(regexRule).optional(),
+        deny: z.array(regexRule).optional(),
+      }).optional(),
+    }).optional(),
+    tools: z.strictObject({
+      read: z.strictObject({ max_bytes: count.optional() }).optional(),
+      grep: z.strictObject({ max_matches: count.optional(), max_file_bytes: size.optional() })
+        .optional(),
+      bash: z.strictObject({
+        timeout: duration.optional(),
+        max_output_bytes: count.optional(),
+        sandbox: z.enum(["auto", "bwrap", "none"]).optional(),
+        network: z.boolean().optional(),
+        hide: stringList.optional(),
+        env_remove: stringList.optional(),
+      }).optional(),
+      modules: stringList.optional(),
+    }).optional(),
+    workspace: z.strictObject({ roots: stringList.optional() }).optional(),
+    state: z.strictObject({ dir: z.string().optional() }).optional(),
+    log: z.strictObject({
+      level: z.enum(["debug", "info", "warn", "error"]).optional(),
+      format: z.enum(["text", "json"]).optional(),
+    }).optional(),
+  });
+}
+
+type Schema = ReturnType<typeof buildSchema>;
 
 /** The validated file (snake_case keys, as written). */
-export type ConfigFile = z.output<typeof CONFIG_SCHEMA>;
+export type ConfigFile = z.output<Schema>;
+
+interface Tooling {
+  readonly schema: Schema;
+  readonly parseYaml: (text: string) => unknown;
+}
+
+let tooling: Promise<Tooling> | undefined;
+
+/** The schema and YAML libraries, loaded only when there is something to read (start-up cost). */
+function loadTooling(): Promise<Tooling> {
+  tooling ??= Promise.all([import("zod"), import("yaml")]).then(([zod, yaml]) => ({
+    schema: buildSchema(zod),
+    parseYaml: (text: string) => yaml.parse(text),
+  }));
+  return tooling;
+}
 
 /** Everything the commands need, resolved. */
 export interface Config {
@@ -105,7 +125,7 @@ function shapeOf(schema: any): Record<string, unknown> | undefined {
 }
 
 /** Leaf key paths of the schema, e.g. `tools.bash.timeout`. */
-function leafPaths(schema: unknown = CONFIG_SCHEMA, prefix = ""): string[] {
+function leafPaths(schema: unknown, prefix = ""): string[] {
   const shape = shapeOf(schema);
   if (shape === undefined) return [prefix];
   if (prefix === "agent.approver") {
@@ -141,14 +161,14 @@ export function didYouMean(key: string, known: readonly string[]): string | unde
   return bestDistance <= Math.max(2, Math.floor(key.length / 3)) ? best : undefined;
 }
 
-function keysAt(path: readonly PropertyKey[]): string[] {
+function keysAt(root: Schema, path: readonly PropertyKey[]): string[] {
   // deno-lint-ignore no-explicit-any
-  let schema: any = CONFIG_SCHEMA;
+  let schema: any = root;
   for (const part of path) schema = shapeOf(schema)?.[String(part)];
   return Object.keys(shapeOf(schema) ?? {});
 }
 
-function describeIssue(source: string, issue: z.core.$ZodIssue): string[] {
+function describeIssue(root: Schema, source: string, issue: z.core.$ZodIssue): string[] {
   const dotted = issue.path.map(String).join(".");
   const at = source === "environment" && dotted
     ? `ROUSSEAU_${dotted.replaceAll(".", "_").toUpperCase()}`
@@ -156,8 +176,8 @@ function describeIssue(source: string, issue: z.core.$ZodIssue): string[] {
   if (issue.code === "unrecognized_keys") {
     return issue.keys.map((key) => {
       const full = dotted ? `${dotted}.${key}` : key;
-      const guess = didYouMean(key, keysAt(issue.path));
-      const known = keysAt(issue.path).join(", ");
+      const guess = didYouMean(key, keysAt(root, issue.path));
+      const known = keysAt(root, issue.path).join(", ");
       return `${source}: ${full}: unknown key` +
         (guess ? ` (did you mean "${guess}"?)` : ` (known keys here: ${known})`);
     });
@@ -165,10 +185,10 @@ function describeIssue(source: string, issue: z.core.$ZodIssue): string[] {
   return [`${source}: ${at || "(top level)"}: ${issue.message}`];
 }
 
-function validate(source: string, raw: unknown): ConfigFile {
-  const result = CONFIG_SCHEMA.safeParse(raw ?? {});
+function validate(schema: Schema, source: string, raw: unknown): ConfigFile {
+  const result = schema.safeParse(raw ?? {});
   if (result.success) return result.data;
-  const lines = result.error.issues.flatMap((issue) => describeIssue(source, issue));
+  const lines = result.error.issues.flatMap((issue) => describeIssue(schema, source, issue));
   throw new UsageError(lines.join("\n"));
 }
 
@@ -184,8 +204,14 @@ function stateDirectory(values: ConfigFile, env: Readonly<Record<string, string>
   return join(base, "rousseau");
 }
 
+/** Variables that can carry configuration. */
+const ENV_NAME = /^(ROUSSEAU_|(ANTHROPIC|OPENAI)_(API_KEY|BASE_URL)$)/;
+
 /** Values from `ROUSSEAU_<KEY>` variables (dots as underscores), as a nested object. */
-function fromEnvironment(env: Readonly<Record<string, string>>): Record<string, unknown> {
+function fromEnvironment(
+  env: Readonly<Record<string, string>>,
+  { schema, parseYaml }: Tooling,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const set = (path: string, value: unknown) => {
     const parts = path.split(".");
@@ -193,7 +219,7 @@ function fromEnvironment(env: Readonly<Record<string, string>>): Record<string, 
     for (const part of parts.slice(0, -1)) node = (node[part] ??= {}) as Record<string, unknown>;
     node[parts.at(-1)!] = value;
   };
-  for (const path of leafPaths()) {
+  for (const path of leafPaths(schema)) {
     const name = `ROUSSEAU_${path.replaceAll(".", "_").toUpperCase()}`;
     const text = env[name];
     if (text === undefined) continue;
@@ -253,6 +279,7 @@ export async function loadConfig(
       }
     }
     if (text !== undefined) {
+      const { parseYaml } = await loadTooling();
       try {
         raw = parseYaml(text) ?? {};
       } catch (error) {
@@ -260,8 +287,13 @@ export async function loadConfig(
       }
     }
   }
-  validate(file ?? "config", raw); // file mistakes are reported against the file
-  const values = validate("environment", merge(raw, fromEnvironment(env)));
+  let values: ConfigFile = {};
+  // Nothing to read (no file, no variables): the defaults need neither YAML nor a schema.
+  if (file !== undefined || Object.keys(env).some((name) => ENV_NAME.test(name))) {
+    const tools = await loadTooling();
+    validate(tools.schema, file ?? "config", raw); // file mistakes are reported against the file
+    values = validate(tools.schema, "environment", merge(raw, fromEnvironment(env, tools)));
+  }
   const bash = values.tools?.bash;
   const limits: Limits = {
     readMaxBytes: values.tools?.read?.max_bytes ?? DEFAULT_LIMITS.readMaxBytes,
