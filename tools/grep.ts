@@ -154,15 +154,15 @@ function byName(a: Deno.DirEntry & { key: Uint8Array }, b: { key: Uint8Array }):
 }
 
 /** Files below `dir` in lexical byte order, depth first, skipping the usual build dirs. */
-async function* walk(
+function* walk(
   dir: string,
   display: string,
   accept: ((name: string) => boolean) | undefined,
-  signal: AbortSignal,
-): AsyncGenerator<Candidate> {
+): Generator<Candidate> {
+  // Synchronous, like the reads: an async generator costs a promise per file per level.
   const entries: Array<Deno.DirEntry & { key: Uint8Array }> = [];
   try {
-    for await (const entry of Deno.readDir(dir)) {
+    for (const entry of Deno.readDirSync(dir)) {
       entries.push(Object.assign(entry, { key: ENCODER.encode(entry.name) }));
     }
   } catch {
@@ -170,11 +170,10 @@ async function* walk(
   }
   entries.sort(byName);
   for (const entry of entries) {
-    signal.throwIfAborted();
     const path = join(dir, entry.name);
     const shown = join(display, entry.name);
     if (entry.isDirectory) {
-      if (!SKIPPED_DIRS.has(entry.name)) yield* walk(path, shown, accept, signal);
+      if (!SKIPPED_DIRS.has(entry.name)) yield* walk(path, shown, accept);
     } else if ((entry.isFile || entry.isSymlink) && (accept === undefined || accept(entry.name))) {
       // Symlinks are resolved at open time: directories are not descended, targets outside
       // the workspace are dropped.
@@ -229,10 +228,10 @@ function loadSync(
   }
 }
 
-async function* single(
+function* single(
   candidate: Candidate,
   accept: ((name: string) => boolean) | undefined,
-): AsyncGenerator<Candidate> {
+): Generator<Candidate> {
   // The name as given: a root that is a link is filtered by the link's name, as in a walk.
   if (accept === undefined || accept(basename(candidate.display))) yield candidate;
 }
@@ -342,7 +341,7 @@ async function grep(input: GrepInput, context: ToolContext): Promise<string> {
     });
   }
   const candidates = info.isDirectory
-    ? walk(real, root, accept, signal)
+    ? walk(real, root, accept)
     : single({ open: real, display: root, link: false }, accept);
 
   const max = limits.grepMaxMatches;
@@ -352,7 +351,7 @@ async function grep(input: GrepInput, context: ToolContext): Promise<string> {
   const scratch = Buffer.allocUnsafe(FIRST_READ_BYTES);
   let yielded = performance.now();
   try {
-    for await (const candidate of candidates) {
+    for (const candidate of candidates) {
       // Files are read synchronously; give the event loop (cancellation, other calls) a
       // turn every few milliseconds.
       if (performance.now() - yielded > YIELD_EVERY_MS) {
@@ -374,7 +373,7 @@ async function grep(input: GrepInput, context: ToolContext): Promise<string> {
       if (truncated) break;
     }
   } finally {
-    await candidates.return(undefined);
+    candidates.return(undefined);
   }
   if (rows === 0) return "no matches";
   return truncated ? `${out}(truncated at ${max} matches)\n` : out;
