@@ -64,8 +64,11 @@ export async function doctorCommand(flags: GlobalFlags & PolicyFlags): Promise<n
       return `confined to ${ws.roots.join(", ")} (symlinks resolved, opened files re-checked)`;
     });
     checks.push(workspace);
+    // One trial run of bwrap serves the sandbox, worker and network lines.
+    const resolved = resolveSandbox(config);
+    resolved.catch(() => {}); // a failure is reported by the sandbox line below
     const sandbox = await attempt("sandbox", async () => {
-      const report = await resolveSandbox(config);
+      const report = await resolved;
       if (report.sandbox === undefined) return report.summary;
       return `${report.summary}; ${await bwrapVersion(report.sandbox.bwrap)}; own PID namespace`;
     });
@@ -74,7 +77,7 @@ export async function doctorCommand(flags: GlobalFlags & PolicyFlags): Promise<n
       checks.push(
         await attempt("worker", async () => {
           const ws = await workspaceFrom(flags, config);
-          const report = await resolveSandbox(config).catch(() => undefined);
+          const report = await resolved.catch(() => undefined);
           const grants = derivePermissions(
             ws,
             report?.sandbox ? { sandbox: report.sandbox } : {},
@@ -86,7 +89,7 @@ export async function doctorCommand(flags: GlobalFlags & PolicyFlags): Promise<n
       );
       checks.push(
         await attempt("bash network", async () => {
-          const report = await resolveSandbox(config).catch(() => undefined);
+          const report = await resolved.catch(() => undefined);
           if (report?.sandbox === undefined) return "not restricted (bash is not sandboxed)";
           return report.sandbox.network ? "on (tools.bash.network: true)" : "off";
         }),
