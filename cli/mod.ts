@@ -11,6 +11,8 @@ import { writeStderr, writeStdout, writeSync } from "./output.ts";
 import { doctorCommand } from "./doctor.ts";
 import { toolCommand } from "./tool.ts";
 import { toolsCommand } from "./tools.ts";
+import { runCommand } from "./run.ts";
+import { sessionCommand } from "./session.ts";
 
 /** The product version, from `deno.json`. */
 export const VERSION: string = meta.version;
@@ -42,6 +44,20 @@ function buildProgram(run: (work: () => Promise<number>) => void, signal: AbortS
       new Option("--deny <tool[:regex]>", "deny a tool (regex on its JSON input); repeatable")
         .argParser(collect),
     )
+    .addOption(new Option("--provider <name>", "model provider").choices(["anthropic", "openai"]))
+    .addOption(new Option("--model <name>", "model name (default per provider)"))
+    .addOption(new Option("--base-url <url>", "provider base URL (a proxy, Ollama, vLLM, ...)"))
+    .addOption(
+      new Option("--log-level <level>", "log level on stderr").choices([
+        "debug",
+        "info",
+        "warn",
+        "error",
+      ]),
+    )
+    .addOption(
+      new Option("--log-format <format>", "log format on stderr").choices(["text", "json"]),
+    )
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride()
     .configureOutput({
@@ -70,6 +86,48 @@ Examples:
     )
     .action((name: string, json: string | undefined, _opts: unknown, command: Command) => {
       run(() => toolCommand(name, json, command.optsWithGlobals(), signal));
+    });
+
+  program.command("run")
+    .description("one non-interactive agent turn (CI steps, scripts)")
+    .argument("[prompt]", "the task; - or absent reads it from stdin")
+    .option("--output <format>", "text (the final answer), json (one result object) or stream-json")
+    .option("--max-iterations <n>", "most model calls in the turn (default 32)")
+    .option("--session <id>", "continue a stored session (see `rousseau session list`)")
+    .option("--deadline <duration>", "stop the whole run after this long, e.g. 90s, 10m (exit 5)")
+    .option("--denials-ok", "exit 0 even when the policy denied tool calls")
+    .option("--timeout <duration>", "bash timeout per command, e.g. 500ms, 90s, 2m (default 1m0s)")
+    .addHelpText(
+      "after",
+      `
+Exit codes: 0 success, 1 error (provider, config, I/O), 2 usage, 3 iteration budget
+exhausted, 4 finished but tool calls were denied, 5 deadline reached, 130/143 interrupted.
+
+Examples:
+  rousseau run "fix the failing test in src/parse.ts"
+  git diff | rousseau run --output json -
+  rousseau --allow edit --allow 'bash:^\\{"command":"npm test"' run --deadline 10m "make npm test pass"
+  rousseau --provider openai --base-url http://127.0.0.1:11434/v1 --model qwen3 run "summarise README.md"`,
+    )
+    .action((prompt: string | undefined, _opts: unknown, command: Command) => {
+      run(() => runCommand(prompt, command.optsWithGlobals(), signal));
+    });
+
+  program.command("session")
+    .description("stored sessions: list, show ID, delete ID")
+    .argument("<action>", "list, show or delete")
+    .argument("[id]", "session id (or a unique prefix of at least 4 characters)")
+    .option("--json", "print JSON instead of text")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  rousseau session list
+  rousseau session show 3f2a --json
+  rousseau run --session 3f2a "now add a test for it"`,
+    )
+    .action((action: string, id: string | undefined, _opts: unknown, command: Command) => {
+      run(() => sessionCommand(action, id, command.optsWithGlobals()));
     });
 
   program.command("tools")

@@ -1,0 +1,169 @@
+/**
+ * The agent loop: ask the model, run the tools it calls through the gate, feed the results
+ * back, until it answers without tools or the iteration budget is spent. Every failure of a
+ * call (a tool error, a denial, an unknown tool, undecodable input) becomes an error tool
+ * result the model sees; only provider failures and cancellation end a turn early.
+ *
+ * @module
+ */
+
+import type {
+  ContentBlock,
+  Message,
+  Provider,
+  ToolResultBlock,
+  ToolSpec,
+  ToolUseBlock,
+} from "../providers/types.ts";
+import { addUsage, NO_USAGE, ProviderError, type Usage } from "../providers/types.ts";
+import { callTool, type GateOptions } from "./tool_host.ts";
+import type { AgentEvent, Denial, TurnResult } from "./types.ts";
+
+/** The default iteration budget. */
+export const DEFAULT_MAX_ITERATIONS = 32;
+
+/** What a turn needs. */
+export interface TurnOptions {
+  readonly provider: Provider;
+  /** Approves and runs calls; its registry lists the tools the model is offered. */
+  readonly gate: GateOptions;
+  readonly system: string;
+  readonly maxIterations: number;
+  /** Called with every message the turn adds, as soon as it is complete (persistence). */
+  readonly onMessage?: (message: Message) => void;
+  /** Called with progress events. */
+  readonly onEvent?: (event: AgentEvent) => void;
+  /** Stops the provider stream and the running tools. */
+  readonly signal: AbortSignal;
+}
+
+/** The error text of an exhausted budget. */
+export function budgetExhausted(iterations: number): string {
+  return `agent: iteration budget exhausted (${iterations} iterations)`;
+}
+
+function textOf(message: Message): string {
+  return message.content.filter((b) => b.type === "text").map((b) => b.text).join("");
+}
+
+/** Tool definitions as the provider receives them, sorted by name. */
+export function toolSpecs(gate: GateOptions): ToolSpec[] {
+  return gate.registry.definitions().map((d) => ({
+    name: d.name,
+    description: d.description,
+    inputSchema: d.input_schema,
+  }));
+}
+
+/**
+ * Runs one turn on `messages` (the history, ending with the new user message), appending
+ * what the turn adds to it.
+ */
+export async function runTurn(messages: Message[], options: TurnOptions): Promise<TurnResult> {
+  const { provider, gate, signal } = options;
+  const emit = options.onEvent ?? (() => {});
+  const tools = toolSpecs(gate);
+  const denials: Denial[] = [];
+  let usage: Usage = NO_USAGE;
+  let streamed = "";
+  let iterations = 0;
+  const add = (message: Message) => {
+    messages.push(message);
+    options.onMessage?.(message);
+  };
+  const end = (subtype: TurnResult["subtype"], result: string): TurnResult => ({
+    subtype,
+    result,
+    streamed,
+    iterations,
+    usage,
+    denials,
+  });
+
+  const runCall = async (call: ToolUseBlock): Promise<ToolResultBlock> => {
+    emit({ type: "tool_use", id: call.id, name: call.name, input: call.input });
+    const started = performance.now();
+    const answer = (output: string, isError: boolean, denial?: Denial): ToolResultBlock => {
+      emit({
+        type: "tool_result",
+        toolUseId: call.id,
+        name: call.name,
+        output,
+        isError,
+        durationMs: Math.round(performance.now() - started),
+        ...(denial === undefined ? {} : { denial }),
+      });
+      return { type: "tool_result", toolUseId: call.id, content: output, isError };
+    };
+    if (call.inputError !== undefined) {
+      return answer(`${call.name}: parse input: ${call.inputError}`, true);
+    }
+    const result = await callTool(gate, call.name, call.input, signal);
+    if (result.decision !== undefined && result.decision.decision !== "allow") {
+      const denial: Denial = {
+        tool: call.name,
+        input: call.input,
+        reason: result.decision.reason ?? "denied by policy",
+        rule: result.decision.rule ?? "default",
+      };
+      denials.push(denial);
+      return answer(result.output, true, denial);
+    }
+    return answer(result.output, result.isError);
+  };
+
+  /** Consecutive read-only calls run together; anything else runs alone, in order. */
+  const runCalls = async (calls: readonly ToolUseBlock[]): Promise<ToolResultBlock[]> => {
+    const results: ToolResultBlock[] = [];
+    let batch: ToolUseBlock[] = [];
+    const flush = async () => {
+      if (batch.length > 0) results.push(...await Promise.all(batch.map(runCall)));
+      batch = [];
+    };
+    for (const call of calls) {
+      if (gate.registry.get(call.name)?.readOnly === true && call.inputError === undefined) {
+        batch.push(call);
+        continue;
+      }
+      await flush();
+      results.push(await runCall(call));
+    }
+    await flush();
+    return results;
+  };
+
+  try {
+    while (iterations < options.maxIterations) {
+      signal.throwIfAborted();
+      iterations++;
+      let reply: Message | undefined;
+      for await (
+        const event of provider.complete({ system: options.system, messages, tools }, signal)
+      ) {
+        if (event.type === "text") {
+          streamed += event.text;
+          emit(event);
+        } else if (event.type === "tool_use_start" || event.type === "retry") {
+          emit(event);
+        } else if (event.type === "message") {
+          reply = event.message;
+          usage = addUsage(usage, event.usage);
+          emit({ type: "step", iteration: iterations, usage: event.usage });
+        }
+      }
+      if (reply === undefined) {
+        throw new ProviderError(`${provider.name}: the stream ended without a message`);
+      }
+      add(reply);
+      const calls = reply.content.filter((b): b is ToolUseBlock => b.type === "tool_use");
+      if (calls.length === 0) return end("success", textOf(reply));
+      const results = await runCalls(calls);
+      add({ role: "user", content: results satisfies ContentBlock[] });
+      if (signal.aborted) return end("cancelled", streamed);
+    }
+    return end("error_max_iterations", budgetExhausted(iterations));
+  } catch (error) {
+    if (signal.aborted) return end("cancelled", streamed);
+    return end("error", error instanceof Error ? error.message : String(error));
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * Sessions in SQLite (Deno's built-in `node:sqlite`, WAL mode): one row per message, each
+ * written as soon as its step is complete, so a killed process loses at most the step in
+ * flight. Loading a session repairs the one state a crash can leave behind — an assistant
+ * message whose tool calls have no results — with error results, so providers accept it.
+ *
+ * @module
+ */
+
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import type { ContentBlock, Message } from "../providers/types.ts";
+
+/** A session's summary. */
+export interface SessionInfo {
+  readonly id: string;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly workspace: string;
+  readonly provider: string;
+  readonly model: string;
+  /** The first prompt, shortened. */
+  readonly title: string;
+  readonly messages: number;
+}
+
+/** Where sessions live. */
+export interface SessionStore extends Disposable {
+  /** Starts a session and returns its id. */
+  create(meta: { workspace: string; provider: string; model: string }): string;
+  /** The session with this id or unique id prefix; undefined when there is none. */
+  find(idOrPrefix: string): SessionInfo | undefined;
+  /**
+   * The stored messages; with `repair` (the default, for resuming) a step that was cut short
+   * is answered with error results, and the repair is stored.
+   */
+  load(id: string, repair?: boolean): Message[];
+  /** Appends one message (one transaction). */
+  append(id: string, message: Message): void;
+  /** Every session, newest first. */
+  list(): SessionInfo[];
+  /** Removes a session; false when there was none. */
+  delete(id: string): boolean;
+  close(): void;
+}
+
+/** The result text given to tool calls a crash left unanswered. */
+export const INTERRUPTED = "interrupted before it ran";
+
+/** Error results for the tool calls in `message` that `next` does not answer. */
+export function repairMessages(messages: readonly Message[]): Message | undefined {
+  const last = messages.at(-1);
+  if (last?.role !== "assistant") return undefined;
+  const calls = last.content.filter((b) => b.type === "tool_use");
+  if (calls.length === 0) return undefined;
+  return {
+    role: "user",
+    content: calls.map((call): ContentBlock => ({
+      type: "tool_result",
+      toolUseId: call.id,
+      content: INTERRUPTED,
+      isError: true,
+    })),
+  };
+}
+
+function titleOf(message: Message): string {
+  const text = message.content.filter((b) => b.type === "text").map((b) => b.text).join(" ")
+    .replace(/\s+/g, " ").trim();
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+}
+
+/** Opens (creating when needed) the database at `path`. */
+export function openSessionStore(path: string): SessionStore {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const db = new DatabaseSync(path);
+  db.exec("PRAGMA journal_mode = WAL");
+  db.exec("PRAGMA busy_timeout = 5000");
+  db.exec("PRAGMA foreign_keys = ON");
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS sessions (
+      id TEXT PRIMARY KEY,
+      created_at TEXT NOT NULL,
+      updated_at TEXT NOT NULL,
+      workspace TEXT NOT NULL,
+      provider TEXT NOT NULL,
+      model TEXT NOT NULL,
+      title TEXT NOT NULL DEFAULT ''
+    );
+    CREATE TABLE IF NOT EXISTS messages (
+      session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+      seq INTEGER NOT NULL,
+      role TEXT NOT NULL,
+      content TEXT NOT NULL,
+      created_at TEXT NOT NULL,
+      PRIMARY KEY (session_id, seq)
+    );
+  `);
+  const summary = `SELECT s.id, s.created_at AS createdAt, s.updated_at AS updatedAt,
+      s.workspace, s.provider, s.model, s.title,
+      (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS messages
+    FROM sessions s`;
+  const toInfo = (row: Record<string, unknown>): SessionInfo => ({
+    id: String(row.id),
+    createdAt: String(row.createdAt),
+    updatedAt: String(row.updatedAt),
+    workspace: String(row.workspace),
+    provider: String(row.provider),
+    model: String(row.model),
+    title: String(row.title),
+    messages: Number(row.messages),
+  });
+  const append = (id: string, message: Message) => {
+    const now = new Date().toISOString();
+    db.exec("BEGIN IMMEDIATE");
+    try {
+      const row = db.prepare(
+        "SELECT COALESCE(MAX(seq), 0) AS seq FROM messages WHERE session_id = ?",
+      )
+        .get(id) as { seq: number };
+      db.prepare(
+        "INSERT INTO messages (session_id, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?)",
+      ).run(id, row.seq + 1, message.role, JSON.stringify(message.content), now);
+      const title = row.seq === 0 && message.role === "user" ? titleOf(message) : undefined;
+      if (title === undefined) {
+        db.prepare("UPDATE sessions SET updated_at = ? WHERE id = ?").run(now, id);
+      } else {
+        db.prepare("UPDATE sessions SET updated_at = ?, title = ? WHERE id = ?").run(
+          now,
+          title,
+          id,
+        );
+      }
+      db.exec("COMMIT");
+    } catch (error) {
+      db.exec("ROLLBACK");
+      throw error;
+    }
+  };
+  const store: SessionStore = {
+    create(meta) {
+      const id = crypto.randomUUID();
+      const now = new Date().toISOString();
+      db.prepare(
+        "INSERT INTO sessions (id, created_at, updated_at, workspace, provider, model) VALUES (?, ?, ?, ?, ?, ?)",
+      ).run(id, now, now, meta.workspace, meta.provider, meta.model);
+      return id;
+    },
+    find(idOrPrefix) {
+      const exact = db.prepare(`${summary} WHERE s.id = ?`).get(idOrPrefix);
+      if (exact) return toInfo(exact);
+      if (idOrPrefix.length < 4 || /[%_]/.test(idOrPrefix)) return undefined;
+      const rows = db.prepare(`${summary} WHERE s.id LIKE ? LIMIT 2`).all(`${idOrPrefix}%`);
+      return rows.length === 1 ? toInfo(rows[0]!) : undefined;
+    },
+    load(id, repair = true) {
+      const rows = db.prepare(
+        "SELECT role, content FROM messages WHERE session_id = ? ORDER BY seq",
+      )
+        .all(id) as { role: "user" | "assistant"; content: string }[];
+      const messages: Message[] = rows.map((row) => ({
+        role: row.role,
+        content: JSON.parse(row.content),
+      }));
+      const fix = repair ? repairMessages(messages) : undefined;
+      if (fix !== undefined) {
+        append(id, fix);
+        messages.push(fix);
+      }
+      return messages;
+    },
+    append,
+    list() {
+      return db.prepare(`${summary} ORDER BY s.updated_at DESC`).all().map(toInfo);
+    },
+    delete(id) {
+      return Number(db.prepare("DELETE FROM sessions WHERE id = ?").run(id).changes) > 0;
+    },
+    close() {
+      if (db.isOpen) db.close();
+    },
+    [Symbol.dispose]() {
+      store.close();
+    },
+  };
+  return store;
+}

@@ -1,0 +1,172 @@
+/**
+ * Everything `run` and `chat` share: config, policy, the worker with grants derived from the
+ * policy, the gate, the session store and the provider, opened in one place and closed in
+ * one place.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import {
+  type AskOperator,
+  type AuditSink,
+  createApprover,
+  createAuditFile,
+  type Policy,
+} from "../approver/mod.ts";
+import { DEFAULT_MAX_ITERATIONS } from "../agent/loop.ts";
+import { openSessionStore, type SessionStore } from "../agent/session_store.ts";
+import { defaultSystemPrompt } from "../agent/system_prompt.ts";
+import type { GateOptions } from "../agent/tool_host.ts";
+import type { Message, Provider } from "../providers/types.ts";
+import { createWorkerHost, resolveReal, type WorkerHost } from "../tools/mod.ts";
+import { type Config, loadConfig } from "./config.ts";
+import { UsageError } from "./errors.ts";
+import { checkGrants, describeLayers, grantsFor, type Layers, mayRun } from "./layers.ts";
+import { createLogger, type LogFlags, type Logger } from "./log.ts";
+import { type GlobalFlags, type LimitFlags, toolContextFrom } from "./options.ts";
+import { type PolicyCommand, type PolicyFlags, resolvePolicy } from "./policy.ts";
+import { type ProviderFlags, providerFrom } from "./provider.ts";
+
+/** Flags `run` and `chat` share. */
+export interface AgentFlags extends GlobalFlags, LimitFlags, PolicyFlags, ProviderFlags, LogFlags {
+  /** `--session ID`: continue a stored session. */
+  readonly session?: string;
+  /** `--max-iterations N`. */
+  readonly maxIterations?: string;
+}
+
+/** An opened agent: close it with `await using`. */
+export interface AgentSetup extends AsyncDisposable {
+  readonly config: Config;
+  readonly policy: Policy;
+  readonly provider: Provider;
+  readonly gate: GateOptions;
+  readonly host: WorkerHost;
+  readonly store: SessionStore;
+  readonly sessionId: string;
+  /** The stored history (repaired), to which the turn appends. */
+  readonly messages: Message[];
+  readonly system: string;
+  readonly maxIterations: number;
+  readonly layers: Layers;
+  readonly log: Logger;
+}
+
+/** The sessions database under the state directory. */
+export function sessionsPath(config: Config): string {
+  return join(config.stateDir, "sessions.db");
+}
+
+function iterationsFrom(flags: AgentFlags, config: Config): number {
+  if (flags.maxIterations === undefined) {
+    return config.values.agent?.max_iterations ?? DEFAULT_MAX_ITERATIONS;
+  }
+  const n = Number(flags.maxIterations);
+  if (!/^\d+$/.test(flags.maxIterations.trim()) || !Number.isSafeInteger(n) || n < 1) {
+    throw new UsageError(
+      `--max-iterations: want a whole number of at least 1, got ${
+        JSON.stringify(flags.maxIterations)
+      }`,
+    );
+  }
+  return n;
+}
+
+/** Audit events to the file, and to the log at debug level. */
+function auditTo(path: string, secrets: readonly string[], log: Logger): AuditSink {
+  const file = createAuditFile(path, { secrets });
+  return {
+    async record(event) {
+      await file.record(event);
+      if (log.enabled("debug")) {
+        log.log("debug", `${event.event} ${event.tool}`, {
+          event: event.event,
+          tool: event.tool,
+          ...(event.rule === undefined ? {} : { rule: event.rule }),
+        });
+      }
+    },
+  };
+}
+
+/**
+ * Opens what a turn needs. A broken config file is an error (exit 1); a bad flag is a
+ * usage error (exit 2).
+ */
+export async function openAgent(
+  command: Extract<PolicyCommand, "run" | "chat">,
+  flags: AgentFlags,
+  options: { operator?: AskOperator } = {},
+): Promise<AgentSetup> {
+  const config = await loadConfig(flags.config).catch((error) => {
+    // A broken config file is an error of the run (exit 1), not of its command line.
+    throw error instanceof UsageError ? new Error(error.message, { cause: error }) : error;
+  });
+  const log = createLogger(flags, config.values.log ?? {});
+  const policy = resolvePolicy(command, config.approver, flags);
+  const maxIterations = iterationsFrom(flags, config);
+  const provider = providerFrom(config, flags);
+  const context = await toolContextFrom(flags, config, mayRun(policy, "bash"));
+  const grants = grantsFor(policy, context.workspace, context.sandbox);
+  checkGrants(policy, grants);
+  const store = openSessionStore(sessionsPath(config));
+  let host: WorkerHost | undefined;
+  try {
+    let sessionId: string;
+    let messages: Message[] = [];
+    if (flags.session !== undefined) {
+      const found = store.find(flags.session);
+      if (found === undefined) {
+        throw new UsageError(
+          `--session: no session ${JSON.stringify(flags.session)} (see rousseau session list)`,
+        );
+      }
+      sessionId = found.id;
+      messages = store.load(sessionId);
+    } else {
+      sessionId = store.create({
+        workspace: context.workspace.roots[0]!,
+        provider: provider.name,
+        model: provider.model,
+      });
+    }
+    host = await createWorkerHost({ ...context, modules: config.modules, permissions: grants });
+    const secrets = Object.entries(Deno.env.toObject())
+      .filter(([key]) => !(key in context.env)).map(([, value]) => value);
+    const gate: GateOptions = {
+      registry: host.registry,
+      host,
+      approver: createApprover(policy, { resolvePath: resolveReal }),
+      audit: auditTo(join(config.stateDir, "audit.jsonl"), secrets, log),
+      source: "model",
+      sessionId,
+      ...(options.operator === undefined ? {} : { operator: options.operator }),
+    };
+    const opened = host;
+    return {
+      config,
+      policy,
+      provider,
+      gate,
+      host: opened,
+      store,
+      sessionId,
+      messages,
+      system: config.values.agent?.system_prompt ??
+        defaultSystemPrompt(context.workspace.roots, host.registry.names()),
+      maxIterations,
+      layers: describeLayers(policy, context.workspace, grants, context.sandbox),
+      log,
+      [Symbol.asyncDispose]() {
+        opened.close();
+        store.close();
+        return Promise.resolve();
+      },
+    };
+  } catch (error) {
+    host?.close();
+    store.close();
+    throw error;
+  }
+}

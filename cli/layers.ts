@@ -1,0 +1,136 @@
+/**
+ * One policy, two layers: the tool worker's runtime grants are derived from the approver
+ * policy, so a tool the policy refuses outright gets no capability to misuse, and the run
+ * header and `doctor` state what each layer really holds.
+ *
+ * @module
+ */
+
+import type { Policy } from "../approver/mod.ts";
+import {
+  derivePermissions,
+  isInside,
+  type Sandbox,
+  type WorkerPermissions,
+  type Workspace,
+} from "../tools/mod.ts";
+
+/** The layers as the result object and stream-json `init` report them. */
+export interface Layers {
+  readonly approver: string;
+  readonly confinement: readonly string[];
+  readonly "worker_permissions": WorkerPermissions | null;
+  readonly sandbox: "bwrap" | "none";
+  readonly "bash_network": boolean;
+}
+
+/** False when no call of `tool` can ever be allowed (or asked) under `policy`. */
+export function mayRun(policy: Policy, tool: string): boolean {
+  if (policy.mode === "allow_all") return true;
+  if (policy.mode === "deny_all") return false;
+  const applies = (rule: { tool?: string }) => rule.tool === undefined || rule.tool === tool;
+  const unconditional = (rule: { match?: unknown; command?: unknown; path?: unknown }) =>
+    rule.match === undefined && rule.command === undefined && rule.path === undefined;
+  if (policy.lists.deny.some((rule) => applies(rule) && unconditional(rule))) return false;
+  if (policy.default !== "deny") return true;
+  return [...policy.lists.allow, ...policy.lists.ask].some(applies);
+}
+
+/** `^/abs/dir/` written as a plain prefix (dots may be escaped), as a directory. */
+function literalDirectory(source: string | undefined): string | undefined {
+  const m = source?.match(/^\^((?:\/(?:[A-Za-z0-9_\-]|\\\.)+)+)\/$/);
+  return m ? m[1]!.replaceAll("\\.", ".") : undefined;
+}
+
+/**
+ * The write roots `path` allow rules narrow write and edit to, when every rule that could
+ * let a write or an edit through names a plain directory prefix inside the workspace;
+ * undefined when the whole workspace stays writable.
+ */
+function writeRoots(policy: Policy, workspace: Workspace): string[] | undefined {
+  if (policy.mode !== "pattern" || policy.default !== "deny") return undefined;
+  const rules = [...policy.lists.allow, ...policy.lists.ask].filter((rule) =>
+    rule.tool === undefined || rule.tool === "write" || rule.tool === "edit"
+  );
+  if (rules.length === 0) return undefined;
+  const dirs = rules.map((rule) =>
+    rule.tool === undefined || rule.match !== undefined
+      ? undefined
+      : literalDirectory(rule.source.path)
+  );
+  if (dirs.some((dir) => dir === undefined)) return undefined;
+  const inside = (dirs as string[]).filter((dir) => isInside(workspace, dir));
+  return [...new Set(inside)];
+}
+
+/** The worker grants `policy` allows over `workspace`. */
+export function grantsFor(
+  policy: Policy,
+  workspace: Workspace,
+  sandbox?: Sandbox,
+): WorkerPermissions {
+  const write = mayRun(policy, "write") || mayRun(policy, "edit");
+  const base = derivePermissions(workspace, {
+    write,
+    run: mayRun(policy, "bash"),
+    ...(sandbox === undefined ? {} : { sandbox }),
+  });
+  const narrowed = write ? writeRoots(policy, workspace) : undefined;
+  return narrowed === undefined ? base : { ...base, write: narrowed };
+}
+
+/**
+ * Throws when `grants` hold a capability the policy never allows: the layers must agree,
+ * and a worker wider than its policy must not start.
+ */
+export function checkGrants(policy: Policy, grants: WorkerPermissions): void {
+  const problems: string[] = [];
+  if (grants.run.length > 0 && !mayRun(policy, "bash")) {
+    problems.push(`run is granted (${grants.run.join(", ")}) but the policy never allows bash`);
+  }
+  if (grants.write.length > 0 && !mayRun(policy, "write") && !mayRun(policy, "edit")) {
+    problems.push("write is granted but the policy never allows write or edit");
+  }
+  if (grants.net !== false) problems.push("the tool worker must not have network access");
+  if (problems.length > 0) {
+    throw new Error(
+      `layers: the worker's grants are wider than the policy: ${problems.join("; ")}`,
+    );
+  }
+}
+
+/** The layers object. */
+export function describeLayers(
+  policy: Policy,
+  workspace: Workspace,
+  grants: WorkerPermissions | null,
+  sandbox: Sandbox | undefined,
+): Layers {
+  return {
+    approver: policy.mode,
+    confinement: [...workspace.roots],
+    "worker_permissions": grants,
+    sandbox: sandbox === undefined ? "none" : "bwrap",
+    "bash_network": sandbox === undefined ? true : sandbox.network,
+  };
+}
+
+/** The one-line header a run prints on stderr before it starts. */
+export function layersLine(layers: Layers): string {
+  const grants = layers.worker_permissions;
+  let worker = "none";
+  if (grants !== null) {
+    const read = grants.read.filter((path) => path !== "/proc/self/fd");
+    const same = read.length === grants.write.length && read.every((p, i) => p === grants.write[i]);
+    const parts = same && read.length > 0
+      ? [`read,write:${read.join(",")}`]
+      : [`read:${read.join(",") || "none"}`, `write:${grants.write.join(",") || "none"}`];
+    parts.push(`run:${grants.run.join(",") || "none"}`);
+    worker = parts.join(" ");
+  }
+  const net = layers.sandbox === "bwrap"
+    ? (layers.bash_network ? "on" : "off")
+    : "on (no sandbox: bash's processes are not bound by Deno permissions)";
+  return `rousseau: approver=${layers.approver} · confinement=${layers.confinement.join(",")} · ` +
+    `worker=${worker} · sandbox=${layers.sandbox} · net=${net}`;
+}

@@ -1,0 +1,207 @@
+/**
+ * `rousseau run [PROMPT|-]`: one non-interactive turn for CI steps and scripts. Fails closed:
+ * nobody is asked (no terminal: `ask` is a denial at once), denials make the exit code 4,
+ * `--deadline` bounds the wall clock (exit 5), and the layers are stated before it starts.
+ *
+ * @module
+ */
+
+import { runTurn } from "../agent/loop.ts";
+import type { AgentEvent, TurnResult } from "../agent/types.ts";
+import { createPromptOperator } from "../approver/mod.ts";
+import { parseDuration } from "../tools/mod.ts";
+import { type AgentFlags, openAgent } from "./agent_setup.ts";
+import { EXIT, UsageError } from "./errors.ts";
+import { layersLine } from "./layers.ts";
+import { createLineReader, useColor, writeStderr, writeStdout, writeSync } from "./output.ts";
+
+/** Flags of `run`. */
+export interface RunFlags extends AgentFlags {
+  /** `--output text|json|stream-json`. */
+  readonly output?: string;
+  /** `--deadline DURATION`. */
+  readonly deadline?: string;
+  /** `--denials-ok`: denials do not change the exit code. */
+  readonly denialsOk?: boolean;
+}
+
+/** Exit codes `run` adds to the common ones. */
+export const RUN_EXIT = { budget: 3, denied: 4, deadline: 5 } as const;
+
+const OUTPUTS = ["text", "json", "stream-json"] as const;
+
+async function readPrompt(prompt: string | undefined): Promise<{ text: string; piped: boolean }> {
+  if (prompt !== undefined && prompt !== "-") return { text: prompt, piped: false };
+  if (Deno.stdin.isTerminal()) {
+    throw new UsageError("run: no prompt: pass it as an argument, or pipe it on stdin with -");
+  }
+  try {
+    return { text: await new Response(Deno.stdin.readable).text(), piped: true };
+  } catch (error) {
+    throw new UsageError(`run: cannot read the prompt from stdin: ${(error as Error).message}`);
+  }
+}
+
+function line(value: unknown): void {
+  writeSync("stdout", JSON.stringify(value) + "\n");
+}
+
+/** Runs the `run` command and returns its exit code. */
+export async function runCommand(
+  prompt: string | undefined,
+  flags: RunFlags,
+  signal: AbortSignal,
+): Promise<number> {
+  const output = flags.output ?? "text";
+  if (!(OUTPUTS as readonly string[]).includes(output)) {
+    throw new UsageError(
+      `--output: unknown format ${JSON.stringify(output)} (want text, json or stream-json)`,
+    );
+  }
+  let deadlineMs: number | undefined;
+  if (flags.deadline !== undefined) {
+    try {
+      deadlineMs = parseDuration(flags.deadline);
+    } catch (error) {
+      throw new UsageError(`--deadline: ${(error as Error).message}`);
+    }
+    if (deadlineMs <= 0) throw new UsageError("--deadline: want a duration above zero");
+  }
+  const { text, piped } = await readPrompt(prompt);
+  if (text.trim() === "") throw new UsageError("run: the prompt is empty");
+  const started = performance.now();
+  // A person at a terminal who typed the prompt as an argument can answer `ask`; nobody else.
+  const interactive = !piped && Deno.stdin.isTerminal() && Deno.stderr.isTerminal();
+  await using agent = await openAgent("run", flags, {
+    ...(interactive
+      ? {
+        operator: createPromptOperator({
+          write: (t) => writeStderr(t, false),
+          readLine: createLineReader(signal),
+          readFile: (path) => Deno.readTextFile(path).catch(() => undefined),
+          color: useColor(),
+        }),
+      }
+      : {}),
+  });
+  const { store, sessionId, provider, layers, log } = agent;
+  if (output !== "stream-json") writeSync("stderr", layersLine(layers) + "\n");
+  else {
+    line({
+      type: "init",
+      "session_id": sessionId,
+      model: provider.model,
+      workspace: layers.confinement[0],
+      tools: agent.gate.registry.names(),
+      approver: layers.approver,
+      layers,
+    });
+  }
+
+  const deadline = deadlineMs === undefined ? undefined : AbortSignal.timeout(deadlineMs);
+  const turnSignal = deadline === undefined ? signal : AbortSignal.any([signal, deadline]);
+  const onEvent = (event: AgentEvent) => {
+    switch (event.type) {
+      case "text":
+        if (output === "stream-json") line({ type: "text", text: event.text });
+        break;
+      case "tool_use":
+        if (output === "stream-json") {
+          line({ type: "tool_use", id: event.id, name: event.name, input: event.input });
+        }
+        log.log("info", `→ ${event.name} ${JSON.stringify(event.input)}`, {
+          event: "tool_use",
+          tool: event.name,
+        });
+        break;
+      case "tool_result":
+        if (output === "stream-json") {
+          line({
+            type: "tool_result",
+            "tool_use_id": event.toolUseId,
+            "is_error": event.isError,
+            output: event.output,
+          });
+        }
+        if (event.isError) {
+          log.log("info", `← ${event.name} error: ${event.output.split("\n")[0]}`, {
+            event: "tool_result",
+            tool: event.name,
+            "is_error": true,
+          });
+        }
+        break;
+      case "retry":
+        log.log(
+          "warn",
+          `${event.reason}; retrying in ${event.delayMs} ms (retry ${event.attempt})`,
+        );
+        break;
+    }
+  };
+
+  const userMessage = { role: "user" as const, content: [{ type: "text" as const, text }] };
+  agent.messages.push(userMessage);
+  store.append(sessionId, userMessage);
+  const turn: TurnResult = await runTurn(agent.messages, {
+    provider,
+    gate: agent.gate,
+    system: agent.system,
+    maxIterations: agent.maxIterations,
+    signal: turnSignal,
+    onEvent,
+    onMessage: (message) => store.append(sessionId, message),
+  });
+
+  let subtype: string = turn.subtype;
+  let result = turn.result;
+  let code: number = EXIT.ok;
+  if (turn.subtype === "cancelled") {
+    if (deadline?.aborted && !signal.aborted) {
+      subtype = "error_deadline";
+      result = turn.streamed;
+      code = RUN_EXIT.deadline;
+    } else {
+      subtype = "error";
+      result = signal.reason instanceof Error ? signal.reason.message : "interrupted";
+      code = EXIT.failure; // main turns this into 130 or 143
+    }
+  } else if (turn.subtype === "error_max_iterations") code = RUN_EXIT.budget;
+  else if (turn.subtype === "error") code = EXIT.failure;
+  else if (turn.denials.length > 0 && !flags.denialsOk) code = RUN_EXIT.denied;
+
+  const object = {
+    type: "result",
+    subtype,
+    "is_error": subtype !== "success",
+    result,
+    "session_id": sessionId,
+    iterations: turn.iterations,
+    usage: { "input_tokens": turn.usage.inputTokens, "output_tokens": turn.usage.outputTokens },
+    "duration_ms": Math.round(performance.now() - started),
+    denials: turn.denials,
+    layers,
+  };
+  if (output === "text") {
+    if (subtype === "success") {
+      await writeStdout(result.endsWith("\n") || result === "" ? result : result + "\n");
+    } else if (subtype === "error_deadline") {
+      if (result !== "") await writeStdout(result.endsWith("\n") ? result : result + "\n");
+      await writeStderr(
+        `rousseau: run: deadline of ${flags.deadline} reached; session ${sessionId} saved`,
+      );
+    } else {
+      await writeStderr(`rousseau: ${result}`);
+    }
+    if (code === RUN_EXIT.denied) {
+      await writeStderr(
+        `rousseau: ${turn.denials.length} tool call(s) denied: ` +
+          turn.denials.map((d) => `${d.tool} (${d.rule}: ${d.reason})`).join("; ") +
+          " (pass --denials-ok to accept)",
+      );
+    }
+  } else {
+    line(object);
+  }
+  return code;
+}

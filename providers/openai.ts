@@ -1,0 +1,217 @@
+/**
+ * Any OpenAI-compatible chat-completions endpoint (OpenAI, Ollama, vLLM, llama.cpp server,
+ * OpenRouter, LiteLLM) through the official SDK. Tool calls are mapped both ways; streamed
+ * argument fragments are joined per call index. The SDK loads on first use; its own retries
+ * are off (`_retry.ts` owns retrying).
+ *
+ * @module
+ */
+
+import { type Failure, retryAfterMs, type RetryOptions, withRetries } from "./_retry.ts";
+import { decodeArguments } from "./anthropic.ts";
+import type {
+  CompletionRequest,
+  ContentBlock,
+  Message,
+  Provider,
+  StopReason,
+  StreamEvent,
+} from "./types.ts";
+
+type Sdk = typeof import("openai");
+type Client = InstanceType<Sdk["default"]>;
+
+/** Settings of the OpenAI-compatible provider. */
+export interface OpenAiOptions extends RetryOptions {
+  /** May be empty for local servers that need none. */
+  readonly apiKey: string;
+  readonly model: string;
+  /** With `/v1`; default `https://api.openai.com/v1`. */
+  readonly baseUrl?: string;
+  /** Sent as `max_tokens` when set. */
+  readonly maxTokens?: number;
+}
+
+class StreamCut extends Error {}
+
+/** The chat-completions message list for a conversation. */
+export function openAiMessages(request: CompletionRequest): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  if (request.system !== "") out.push({ role: "system", content: request.system });
+  for (const message of request.messages) {
+    const text = message.content.filter((b) => b.type === "text").map((b) => b.text).join("");
+    if (message.role === "assistant") {
+      const calls = message.content.filter((b) => b.type === "tool_use").map((b) => ({
+        id: b.id,
+        type: "function",
+        function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) },
+      }));
+      out.push({
+        role: "assistant",
+        content: text === "" ? null : text,
+        ...(calls.length === 0 ? {} : { "tool_calls": calls }),
+      });
+      continue;
+    }
+    // Tool answers must directly follow the assistant message that asked for them.
+    for (const block of message.content) {
+      if (block.type !== "tool_result") continue;
+      out.push({ role: "tool", "tool_call_id": block.toolUseId, content: block.content });
+    }
+    if (text !== "") out.push({ role: "user", content: text });
+  }
+  return out;
+}
+
+function finishReason(reason: string | null | undefined): StopReason {
+  switch (reason) {
+    case "tool_calls":
+    case "function_call":
+      return "tool_use";
+    case "length":
+      return "max_tokens";
+    case "content_filter":
+      return "refusal";
+    default:
+      return "end_turn";
+  }
+}
+
+function classify(sdk: Sdk, error: unknown): Failure {
+  const e = error as {
+    status?: number;
+    requestID?: string | null;
+    headers?: Headers;
+    error?: { message?: string; type?: string; code?: string };
+    message?: string;
+  };
+  if (error instanceof sdk.APIConnectionError) {
+    return { transient: true, detail: `cannot reach the endpoint: ${e.message}` };
+  }
+  if (error instanceof sdk.APIError) {
+    const status = typeof e.status === "number" ? e.status : undefined;
+    const text = e.error?.message ?? e.message ?? "error";
+    const type = e.error?.type ?? e.error?.code;
+    const transient = status === undefined
+      ? /overload|rate|server|timeout/i.test(`${type} ${text}`)
+      : status === 408 || status === 409 || status === 429 || status >= 500;
+    const hint = status === 401 ? " (check OPENAI_API_KEY or openai.api_key)" : "";
+    const wait = retryAfterMs(e.headers);
+    return {
+      transient,
+      detail: (type ? `${type}: ${text}` : text) + hint,
+      ...(status === undefined ? {} : { status }),
+      ...(e.requestID ? { requestId: e.requestID } : {}),
+      ...(wait === undefined ? {} : { retryAfterMs: wait }),
+    };
+  }
+  if (error instanceof SyntaxError) {
+    return { transient: false, detail: `unreadable reply: ${error.message}` };
+  }
+  return { transient: true, detail: `connection lost: ${(error as Error)?.message ?? error}` };
+}
+
+async function* streamOnce(
+  client: Client,
+  body: Record<string, unknown>,
+  signal: AbortSignal,
+): AsyncGenerator<StreamEvent> {
+  // deno-lint-ignore no-explicit-any
+  const stream = await client.chat.completions.create(body as any, { signal }) as unknown as // deno-lint-ignore no-explicit-any
+  AsyncIterable<any>;
+  let text = "";
+  const calls = new Map<number, { id: string; name: string; args: string; shown: boolean }>();
+  const usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+  let finish: string | undefined;
+  for await (const chunk of stream) {
+    if (chunk.usage) {
+      usage.inputTokens = chunk.usage.prompt_tokens ?? 0;
+      usage.outputTokens = chunk.usage.completion_tokens ?? 0;
+      usage.cacheReadTokens = chunk.usage.prompt_tokens_details?.cached_tokens ?? 0;
+    }
+    const choice = chunk.choices?.[0];
+    if (!choice) continue;
+    const delta = choice.delta ?? {};
+    if (typeof delta.content === "string" && delta.content !== "") {
+      text += delta.content;
+      yield { type: "text", text: delta.content };
+    }
+    for (const part of delta.tool_calls ?? []) {
+      const index = typeof part.index === "number" ? part.index : calls.size;
+      let call = calls.get(index);
+      if (call === undefined) {
+        call = { id: part.id || `call_${index}`, name: "", args: "", shown: false };
+        calls.set(index, call);
+      }
+      if (part.function?.name) call.name += part.function.name;
+      if (part.function?.arguments) call.args += part.function.arguments;
+      if (!call.shown && call.name !== "") {
+        call.shown = true;
+        yield { type: "tool_use_start", id: call.id, name: call.name };
+      }
+    }
+    if (choice.finish_reason) finish = choice.finish_reason;
+  }
+  if (finish === undefined) throw new StreamCut("the stream ended before the reply was complete");
+  const content: ContentBlock[] = text === "" ? [] : [{ type: "text", text }];
+  for (const [, call] of [...calls].sort(([a], [b]) => a - b)) {
+    const decoded = decodeArguments(call.args);
+    content.push({
+      type: "tool_use",
+      id: call.id,
+      name: call.name,
+      input: decoded.input,
+      ...(decoded.inputError === undefined ? {} : { inputError: decoded.inputError }),
+    });
+  }
+  // Some servers answer "stop" although they called tools; the calls decide.
+  const stopReason = calls.size > 0 ? "tool_use" : finishReason(finish);
+  const message: Message = { role: "assistant", content };
+  yield { type: "message", message, stopReason, usage };
+}
+
+/** The OpenAI-compatible provider. */
+export function createOpenAiProvider(options: OpenAiOptions): Provider {
+  let loaded: Promise<{ sdk: Sdk; client: Client }> | undefined;
+  const load = () =>
+    loaded ??= import("openai").then((sdk) => ({
+      sdk,
+      client: new sdk.default({
+        // The SDK refuses an empty key; local servers ignore the header.
+        apiKey: options.apiKey || "none",
+        ...(options.baseUrl === undefined ? {} : { baseURL: options.baseUrl }),
+        maxRetries: 0,
+      }),
+    }));
+  return {
+    name: "openai",
+    model: options.model,
+    async *complete(request, signal) {
+      const { sdk, client } = await load();
+      const body: Record<string, unknown> = {
+        model: options.model,
+        messages: openAiMessages(request),
+        stream: true,
+        "stream_options": { "include_usage": true },
+        ...(options.maxTokens === undefined ? {} : { "max_tokens": options.maxTokens }),
+      };
+      if (request.tools.length > 0) {
+        body.tools = request.tools.map((tool) => ({
+          type: "function",
+          function: {
+            name: tool.name,
+            description: tool.description,
+            parameters: tool.inputSchema,
+          },
+        }));
+      }
+      yield* withRetries(
+        "openai",
+        () => streamOnce(client, body, signal),
+        (error) => classify(sdk, error),
+        signal,
+        options,
+      );
+    },
+  };
+}

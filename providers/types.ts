@@ -1,0 +1,135 @@
+/**
+ * The provider-neutral conversation and the one interface every provider implements.
+ * Messages use content blocks (text, tool use, tool result); each provider maps them to
+ * its own wire format both ways.
+ *
+ * @module
+ */
+
+/** Plain text from the model or the user. */
+export interface TextBlock {
+  readonly type: "text";
+  readonly text: string;
+}
+
+/** A tool call the model made. */
+export interface ToolUseBlock {
+  readonly type: "tool_use";
+  /** Provider-assigned id the result refers to. */
+  readonly id: string;
+  readonly name: string;
+  /** Parsed arguments; `{}` when the model's argument text was not a JSON object. */
+  readonly input: unknown;
+  /** Set when the model's argument text could not be decoded: what was wrong with it. */
+  readonly inputError?: string;
+}
+
+/** The answer to one tool call. */
+export interface ToolResultBlock {
+  readonly type: "tool_result";
+  /** The id of the `tool_use` block answered. */
+  readonly toolUseId: string;
+  readonly content: string;
+  readonly isError: boolean;
+}
+
+/** Any content block. */
+export type ContentBlock = TextBlock | ToolUseBlock | ToolResultBlock;
+
+/** One turn of the conversation. */
+export interface Message {
+  readonly role: "user" | "assistant";
+  readonly content: readonly ContentBlock[];
+}
+
+/** Why the model stopped. */
+export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "refusal";
+
+/** Token counts; cache fields are Anthropic's and stay 0 elsewhere. */
+export interface Usage {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly cacheReadTokens: number;
+  readonly cacheWriteTokens: number;
+}
+
+/** A tool as the model sees it. */
+export interface ToolSpec {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: Readonly<Record<string, unknown>>;
+}
+
+/** One model call. */
+export interface CompletionRequest {
+  readonly system: string;
+  readonly messages: readonly Message[];
+  /** Sorted by name, so the prefix the provider caches stays the same across runs. */
+  readonly tools: readonly ToolSpec[];
+}
+
+/** What a completion streams, in order; exactly one `message` ends a successful stream. */
+export type StreamEvent =
+  | { readonly type: "text"; readonly text: string }
+  | { readonly type: "tool_use_start"; readonly id: string; readonly name: string }
+  | {
+    readonly type: "retry";
+    readonly attempt: number;
+    readonly delayMs: number;
+    readonly reason: string;
+  }
+  | {
+    readonly type: "message";
+    readonly message: Message;
+    readonly stopReason: StopReason;
+    readonly usage: Usage;
+  };
+
+/** A model behind one small interface. */
+export interface Provider {
+  /** `anthropic` or `openai`. */
+  readonly name: string;
+  /** The model requests go to. */
+  readonly model: string;
+  /** Streams one completion; throws `ProviderError` once retries are spent. */
+  complete(request: CompletionRequest, signal: AbortSignal): AsyncIterable<StreamEvent>;
+}
+
+/** A provider failure after retries: names the provider, the status and the request id. */
+export class ProviderError extends Error {
+  /** HTTP status, when the server answered. */
+  readonly status: number | undefined;
+  /** The provider's request id, when it sent one. */
+  readonly requestId: string | undefined;
+  /** True when trying again later might work (rate limit, overload, network). */
+  readonly transient: boolean;
+
+  constructor(
+    message: string,
+    options: { status?: number; requestId?: string; transient?: boolean; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "ProviderError";
+    this.status = options.status;
+    this.requestId = options.requestId;
+    this.transient = options.transient ?? false;
+  }
+}
+
+/** Zero usage. */
+export const NO_USAGE: Usage = Object.freeze({
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+});
+
+/** The sum of two usages. */
+export function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
+    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
+  };
+}
