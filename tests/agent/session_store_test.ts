@@ -1,0 +1,82 @@
+/**
+ * The SQLite session store on a real file: messages survive reopening, a cut step is
+ * repaired (once), prefixes resolve, deletes cascade.
+ */
+
+import { join } from "node:path";
+import { INTERRUPTED, openSessionStore } from "../../agent/session_store.ts";
+import type { Message } from "../../providers/types.ts";
+import { assert, assertEquals } from "../_helpers/assert.ts";
+
+async function tmpDb(): Promise<string> {
+  return join(await Deno.makeTempDir({ prefix: "rousseau-sessions-" }), "state", "sessions.db");
+}
+
+const meta = { workspace: "/ws", provider: "anthropic", model: "m" };
+const prompt: Message = { role: "user", content: [{ type: "text", text: "fix  the\nbug" }] };
+const call: Message = {
+  role: "assistant",
+  content: [
+    { type: "text", text: "Looking." },
+    { type: "tool_use", id: "t1", name: "read", input: { path: "/ws/a" } },
+    { type: "tool_use", id: "t2", name: "bash", input: { command: "ls" } },
+  ],
+};
+
+Deno.test("session store: messages survive a reopen, in order, in WAL mode", async () => {
+  const path = await tmpDb();
+  let id: string;
+  {
+    using store = openSessionStore(path);
+    id = store.create(meta);
+    store.append(id, prompt);
+    store.append(id, { role: "assistant", content: [{ type: "text", text: "done" }] });
+  }
+  using store = openSessionStore(path);
+  assertEquals(store.load(id).map((m) => m.role), ["user", "assistant"]);
+  const info = store.find(id)!;
+  assertEquals(info.title, "fix the bug");
+  assertEquals(info.messages, 2);
+  assertEquals(store.list().map((s) => s.id), [id]);
+  const wal = await Deno.stat(path + "-wal").then(() => true, () => false);
+  assert(wal, "the database runs in WAL mode");
+});
+
+Deno.test("session store: unanswered tool calls are repaired once, with error results", async () => {
+  const path = await tmpDb();
+  using store = openSessionStore(path);
+  const id = store.create(meta);
+  store.append(id, prompt);
+  store.append(id, call);
+  const shown = store.load(id, false);
+  assertEquals(shown.length, 2, "show does not repair");
+  const loaded = store.load(id);
+  assertEquals(loaded.at(-1), {
+    role: "user",
+    content: [
+      { type: "tool_result", toolUseId: "t1", content: INTERRUPTED, isError: true },
+      { type: "tool_result", toolUseId: "t2", content: INTERRUPTED, isError: true },
+    ],
+  });
+  assertEquals(INTERRUPTED, "interrupted before it ran");
+  assertEquals(store.load(id).length, 3, "the repair is stored, not repeated");
+});
+
+Deno.test("session store: unique prefixes resolve, ambiguous or short ones do not", async () => {
+  using store = openSessionStore(await tmpDb());
+  const id = store.create(meta);
+  assertEquals(store.find(id.slice(0, 8))?.id, id);
+  assertEquals(store.find(id.slice(0, 3)), undefined);
+  assertEquals(store.find("%%%%"), undefined);
+  assertEquals(store.find("nope-nope"), undefined);
+});
+
+Deno.test("session store: delete removes the session and its messages", async () => {
+  using store = openSessionStore(await tmpDb());
+  const id = store.create(meta);
+  store.append(id, prompt);
+  assertEquals(store.delete(id), true);
+  assertEquals(store.delete(id), false);
+  assertEquals(store.find(id), undefined);
+  assertEquals(store.load(id), []);
+});
