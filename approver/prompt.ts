@@ -97,7 +97,7 @@ export function createPromptOperator(io: PromptIo): AskOperator {
         return true;
       }
       if (choice === "n" || choice === "no" || choice === "") return "denied by the operator";
-      if (choice === "r" || choice.startsWith("r ")) {
+      if (choice === "r" || choice.startsWith("r ") || choice.startsWith("n ")) {
         let reason = choice.length > 1 ? answer.trim().slice(1).trim() : "";
         if (reason === "") {
           await io.write("reason: ");

@@ -12,6 +12,7 @@ import { doctorCommand } from "./doctor.ts";
 import { toolCommand } from "./tool.ts";
 import { toolsCommand } from "./tools.ts";
 import { runCommand } from "./run.ts";
+import { chatCommand } from "./chat.ts";
 import { sessionCommand } from "./session.ts";
 
 /** The product version, from `deno.json`. */
@@ -111,6 +112,26 @@ Examples:
     )
     .action((prompt: string | undefined, _opts: unknown, command: Command) => {
       run(() => runCommand(prompt, command.optsWithGlobals(), signal));
+    });
+
+  program.command("chat")
+    .description("interactive session: streamed replies, tool calls as they happen, approvals")
+    .option("--session <id>", "resume a stored session (see `rousseau session list`)")
+    .option("--max-iterations <n>", "most model calls per turn (default 32)")
+    .option("--timeout <duration>", "bash timeout per command, e.g. 500ms, 90s, 2m (default 1m0s)")
+    .addHelpText(
+      "after",
+      `
+By default read and grep run at once; write, edit and bash ask first.
+Inside: /help, /tools, /approver, /session, /exit. Ctrl+C cancels a turn, Ctrl+D leaves.
+
+Examples:
+  rousseau chat
+  rousseau --allow edit chat --session 3f2a
+  rousseau --provider openai --base-url http://127.0.0.1:11434/v1 --model qwen3 chat`,
+    )
+    .action((_opts: unknown, command: Command) => {
+      run(() => chatCommand(command.optsWithGlobals(), signal));
     });
 
   program.command("session")

@@ -1,0 +1,309 @@
+/**
+ * `rousseau chat`: the interactive session. Line editing and history come from
+ * `node:readline` (which writes its own echo to the terminal); everything else goes through
+ * `output.ts`. Replies stream as they arrive; each tool call is one line with a spinner while
+ * it runs and a short result line after; approvals are asked inline. Ctrl+C cancels the
+ * running turn (and denies a pending approval); Ctrl+D or /exit leaves.
+ *
+ * @module
+ */
+
+import { createInterface, type Interface } from "node:readline";
+import process from "node:process";
+import { join } from "node:path";
+import { runTurn } from "../agent/loop.ts";
+import type { AgentEvent } from "../agent/types.ts";
+import { createPromptOperator } from "../approver/mod.ts";
+import { type AgentFlags, openAgent } from "./agent_setup.ts";
+import { EXIT } from "./errors.ts";
+import { layersLine } from "./layers.ts";
+import { writeSync } from "./output.ts";
+
+const PASTE_GAP_MS = 25;
+const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+function paint(color: boolean, code: string, text: string): string {
+  return color ? `\x1b[${code}m${text}\x1b[0m` : text;
+}
+
+/** What a tool call is about, in a few words: `bash  npm test`. */
+export function callSummary(name: string, input: unknown): string {
+  const fields = (typeof input === "object" && input !== null ? input : {}) as Record<
+    string,
+    unknown
+  >;
+  const pick = name === "bash"
+    ? fields.command
+    : name === "grep"
+    ? [fields.pattern, fields.path].filter((v) => typeof v === "string").join("  ")
+    : fields.path;
+  const text = typeof pick === "string" && pick !== "" ? pick : JSON.stringify(input);
+  const flat = text.replace(/\s+/g, " ");
+  return flat.length > 100 ? `${flat.slice(0, 99)}…` : flat;
+}
+
+/** The result line: `exit 0 · 12 lines`, or the first line of the error. */
+export function resultSummary(name: string, output: string, isError: boolean): string {
+  if (isError) {
+    const first = output.split("\n", 1)[0]!;
+    return first.length > 120 ? `${first.slice(0, 119)}…` : first;
+  }
+  const lines = output === "" ? 0 : output.replace(/\n$/, "").split("\n").length;
+  const count = `${lines} line${lines === 1 ? "" : "s"}`;
+  return name === "bash" ? `exit 0 · ${count}` : count;
+}
+
+const HELP = `Commands:
+  /help       this list
+  /tools      the tools the model can call
+  /approver   the approval policy in force
+  /session    this session's id (resume it with: rousseau chat --session ID)
+  /exit       leave (Ctrl+D does the same)
+Ctrl+C cancels the running turn; at an approval prompt it denies the call.
+`;
+
+async function loadHistory(path: string): Promise<string[]> {
+  try {
+    return (await Deno.readTextFile(path)).split("\n").filter(Boolean).reverse().slice(0, 500);
+  } catch {
+    return [];
+  }
+}
+
+/** Runs the chat REPL and returns its exit code. */
+export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promise<number> {
+  const color = Deno.stdout.isTerminal() && !Deno.env.get("NO_COLOR");
+  const out = (text: string) => writeSync("stdout", text);
+  let turn: AbortController | undefined;
+  /** A line wanted by an approval prompt, if one is waiting. */
+  let waiting: ((line: string | undefined) => void) | undefined;
+  let spinner: { stop(): void; pause(): void; resume(): void } | undefined;
+
+  const readLine = () =>
+    new Promise<string | undefined>((resolve) => {
+      waiting = resolve;
+      rl.resume();
+    });
+  const operator = createPromptOperator({
+    write: (text) => {
+      spinner?.pause();
+      out(text);
+      return Promise.resolve();
+    },
+    readLine: async () => {
+      const line = await readLine();
+      spinner?.resume();
+      return line;
+    },
+    readFile: (path) => Deno.readTextFile(path).catch(() => undefined),
+    color,
+  });
+  await using agent = await openAgent("chat", flags, { operator });
+  const { store, sessionId, provider, layers } = agent;
+  const historyPath = join(agent.config.stateDir, "chat_history");
+  const history = await loadHistory(historyPath);
+
+  out(
+    `${paint(color, "1", "rousseau")} ${provider.name}/${provider.model} · session ${sessionId}\n` +
+      paint(color, "2", layersLine(layers).replace(/^rousseau: /, "")) + "\n" +
+      paint(color, "2", "Type a task, /help for commands, Ctrl+D to leave.") + "\n",
+  );
+
+  const rl: Interface = createInterface({
+    input: process.stdin,
+    output: process.stdout,
+    terminal: Deno.stdin.isTerminal(),
+    history,
+    historySize: 500,
+    removeHistoryDuplicates: true,
+    prompt: paint(color, "36", "› "),
+  });
+
+  const startSpinner = (label: string) => {
+    const started = performance.now();
+    let frame = 0;
+    let timer: ReturnType<typeof setInterval> | undefined;
+    const draw = () => {
+      const secs = ((performance.now() - started) / 1000).toFixed(1);
+      out(`\r\x1b[2K${paint(color, "36", SPINNER[frame++ % SPINNER.length]!)} ${label}  ${secs}s`);
+    };
+    const resume = () => {
+      if (!Deno.stdout.isTerminal() || timer !== undefined) return;
+      draw();
+      timer = setInterval(draw, 100);
+    };
+    const pause = () => {
+      if (timer === undefined) return;
+      clearInterval(timer);
+      timer = undefined;
+      out("\r\x1b[2K");
+    };
+    resume();
+    return { pause, resume, stop: pause };
+  };
+
+  let midLine = false;
+  const onEvent = (event: AgentEvent) => {
+    switch (event.type) {
+      case "text":
+        out(event.text);
+        midLine = !event.text.endsWith("\n");
+        break;
+      case "tool_use": {
+        if (midLine) out("\n");
+        midLine = false;
+        const label = `→ ${event.name}  ${callSummary(event.name, event.input)}`;
+        if (Deno.stdout.isTerminal()) spinner = startSpinner(label);
+        else out(label + "\n");
+        break;
+      }
+      case "tool_result": {
+        spinner?.stop();
+        spinner = undefined;
+        const label = `→ ${event.name}`;
+        if (Deno.stdout.isTerminal()) out(`\r\x1b[2K${label}\n`);
+        const secs = (event.durationMs / 1000).toFixed(1);
+        const summary = `← ${resultSummary(event.name, event.output, event.isError)} · ${secs}s`;
+        out((event.isError ? paint(color, "31", summary) : paint(color, "2", summary)) + "\n");
+        break;
+      }
+      case "retry":
+        out(paint(color, "33", `\n(${event.reason}; retrying in ${event.delayMs} ms)\n`));
+        break;
+    }
+  };
+
+  const slash = (line: string): boolean => {
+    const [command] = line.trim().split(/\s+/, 1);
+    switch (command) {
+      case "/help":
+        out(HELP);
+        return true;
+      case "/tools":
+        out(
+          agent.gate.registry.definitions().map((d) =>
+            `${d.name.padEnd(10)} ${d.description.split("\n", 1)[0]}\n`
+          ).join(""),
+        );
+        return true;
+      case "/approver": {
+        const p = agent.policy;
+        const rules = (["deny", "ask", "allow"] as const).flatMap((list) =>
+          p.lists[list].map((rule) => `  ${rule.label}  ${JSON.stringify(rule.source)}`)
+        );
+        out(
+          `mode ${p.mode}${p.mode === "pattern" ? `, default ${p.default}` : ""}\n` +
+            (rules.length > 0 ? rules.join("\n") + "\n" : ""),
+        );
+        return true;
+      }
+      case "/session":
+        out(`session ${sessionId} (${agent.messages.length} messages)\n`);
+        return true;
+      case "/exit":
+      case "/quit":
+        rl.close();
+        return true;
+      default:
+        if (command?.startsWith("/")) {
+          out(`unknown command ${command} (try /help)\n`);
+          return true;
+        }
+        return false;
+    }
+  };
+
+  const runPrompt = async (text: string) => {
+    turn = new AbortController();
+    const turnSignal = AbortSignal.any([signal, turn.signal]);
+    const message = { role: "user" as const, content: [{ type: "text" as const, text }] };
+    agent.messages.push(message);
+    store.append(sessionId, message);
+    midLine = false;
+    const result = await runTurn(agent.messages, {
+      provider,
+      gate: agent.gate,
+      system: agent.system,
+      maxIterations: agent.maxIterations,
+      signal: turnSignal,
+      onEvent,
+      onMessage: (m) => store.append(sessionId, m),
+    });
+    spinner?.stop();
+    spinner = undefined;
+    if (midLine) out("\n");
+    if (result.subtype === "cancelled") out(paint(color, "33", "(cancelled)") + "\n");
+    else if (result.subtype !== "success") out(paint(color, "31", result.result) + "\n");
+    turn = undefined;
+  };
+
+  const done = Promise.withResolvers<void>();
+  let pending: string[] = [];
+  let flushTimer: ReturnType<typeof setTimeout> | undefined;
+  let busy = false;
+  const submit = async () => {
+    flushTimer = undefined;
+    const text = pending.join("\n");
+    pending = [];
+    if (text.trim() === "") {
+      rl.prompt();
+      return;
+    }
+    await Deno.writeTextFile(historyPath, text.replace(/\n/g, " ") + "\n", { append: true })
+      .catch(() => {});
+    if (!slash(text)) {
+      busy = true;
+      rl.pause();
+      try {
+        await runPrompt(text);
+      } finally {
+        busy = false;
+      }
+    }
+    if (!closed) {
+      rl.resume();
+      rl.prompt();
+    }
+  };
+  let closed = false;
+  rl.on("line", (line: string) => {
+    if (waiting !== undefined) {
+      const resolve = waiting;
+      waiting = undefined;
+      resolve(line);
+      return;
+    }
+    if (busy) return; // typed while a turn runs: ignored, like a terminal that is busy
+    // Lines that arrive together are one pasted prompt.
+    pending.push(line);
+    if (flushTimer !== undefined) clearTimeout(flushTimer);
+    flushTimer = setTimeout(() => void submit(), PASTE_GAP_MS);
+  });
+  rl.on("SIGINT", () => {
+    if (waiting !== undefined) {
+      const resolve = waiting;
+      waiting = undefined;
+      resolve(undefined);
+    }
+    if (turn !== undefined) {
+      turn.abort(new Error("cancelled by Ctrl+C"));
+      return;
+    }
+    pending = [];
+    out("\n" + paint(color, "2", "(Ctrl+D or /exit leaves)") + "\n");
+    rl.prompt();
+  });
+  rl.on("close", () => {
+    closed = true;
+    turn?.abort(new Error("the chat was closed"));
+    waiting?.(undefined);
+    done.resolve();
+  });
+  signal.addEventListener("abort", () => rl.close(), { once: true });
+  rl.prompt();
+  await done.promise;
+  if (flushTimer !== undefined) clearTimeout(flushTimer);
+  while (busy) await new Promise((resolve) => setTimeout(resolve, 20));
+  out("\n");
+  return EXIT.ok;
+}
