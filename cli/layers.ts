@@ -106,12 +106,14 @@ export function describeLayers(
   grants: WorkerPermissions | null,
   sandbox: Sandbox | undefined,
 ): Layers {
+  const bash = grants === null || grants.run.length > 0;
   return {
     approver: policy.mode,
     confinement: [...workspace.roots],
     "worker_permissions": grants,
     sandbox: sandbox === undefined ? "none" : "bwrap",
-    "bash_network": sandbox === undefined ? true : sandbox.network,
+    // Without a run grant nothing can reach the network through bash.
+    "bash_network": bash && (sandbox === undefined || sandbox.network),
   };
 }
 
@@ -128,9 +130,12 @@ export function layersLine(layers: Layers): string {
     parts.push(`run:${grants.run.join(",") || "none"}`);
     worker = parts.join(" ");
   }
-  const net = layers.sandbox === "bwrap"
+  const bash = grants === null || grants.run.length > 0;
+  const net = !bash
+    ? "off (bash is not allowed)"
+    : layers.sandbox === "bwrap"
     ? (layers.bash_network ? "on" : "off")
-    : "on (no sandbox: bash's processes are not bound by Deno permissions)";
+    : "on (no sandbox: Deno permissions do not reach processes bash starts)";
   return `rousseau: approver=${layers.approver} · confinement=${layers.confinement.join(",")} · ` +
     `worker=${worker} · sandbox=${layers.sandbox} · net=${net}`;
 }

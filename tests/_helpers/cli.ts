@@ -58,3 +58,44 @@ export async function runCli(
   const decoder = new TextDecoder();
   return { code, stdout: decoder.decode(stdout), stderr: decoder.decode(stderr) };
 }
+
+/**
+ * Starts the CLI as the one process `deno task cli` runs (no task runner in between), so a
+ * test can send it signals; stdout and stderr are piped.
+ */
+export function spawnCli(
+  args: readonly string[],
+  options: { env?: Record<string, string>; stdin?: "null" | "piped" } = {},
+): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--quiet",
+      "--config",
+      `${REPO}deno.json`,
+      "-P=cli",
+      "--no-prompt",
+      `${REPO}main.ts`,
+      ...args,
+    ],
+    cwd: REPO,
+    stdin: options.stdin ?? "null",
+    stdout: "piped",
+    stderr: "piped",
+    clearEnv: true,
+    env: {
+      ...withoutInitCwd(Deno.env.toObject()),
+      NO_COLOR: "1",
+      XDG_CONFIG_HOME: `${TEST_HOME}/config`,
+      XDG_DATA_HOME: `${TEST_HOME}/data`,
+      ...options.env,
+    },
+  }).spawn();
+}
+
+/** Collects a spawned CLI's exit code and output. */
+export async function finished(child: Deno.ChildProcess): Promise<CliRun> {
+  const { code, stdout, stderr } = await child.output();
+  const decoder = new TextDecoder();
+  return { code, stdout: decoder.decode(stdout), stderr: decoder.decode(stderr) };
+}
