@@ -43,7 +43,6 @@ async function run(
 }
 
 /** The tool results the provider received in request `i` (both wire formats). */
-// deno-lint-ignore no-explicit-any
 function toolResults(server: FakeServer, i: number): { text: string; isError: boolean }[] {
   const body = server.requests[i]!.body;
   // deno-lint-ignore no-explicit-any
