@@ -152,6 +152,22 @@ export async function evaluate(
   return denial(fallback, "default");
 }
 
+/**
+ * Whether `rule`, standing in `list`, matches `request` on its own: the test a rule's
+ * `examples` and `not_examples` are held to.
+ */
+export async function ruleMatches(
+  rule: Rule,
+  list: ListName,
+  request: ApprovalRequest,
+  options: ApproverOptions = {},
+): Promise<boolean> {
+  const facts = gather(request, options.resolvePath ?? ((p) => Promise.resolve(resolve(p))));
+  return list === "deny"
+    ? await denyMatches(rule, facts)
+    : await listMatches([rule], facts) !== undefined;
+}
+
 /** An approver for a policy given in config form (compiled now; throws `PolicyError`). */
 export function createApprover(
   config: PolicyConfig | Policy,

@@ -1,7 +1,7 @@
 /**
  * The audit trail: one JSON object a line, appended under an exclusive lock, each line
  * holding `prev`, the SHA-256 of the line before it, so any edit, removal or reordering
- * breaks the chain. Inputs are cut to 1 KiB and secrets are redacted before writing.
+ * breaks the chain, and `seq`, its position, so the break can be named. Inputs are cut to 1 KiB and secrets are redacted before writing.
  *
  * @module
  */
@@ -118,7 +118,17 @@ export function createAuditFile(
       try {
         const last = await lastLine(file);
         const input = redact(event.input, options.secrets);
+        let seq = 1;
+        if (last !== undefined) {
+          try {
+            const before = JSON.parse(last).seq;
+            seq = typeof before === "number" ? before + 1 : 1;
+          } catch {
+            seq = 1; // a damaged last line: the chain check reports it
+          }
+        }
         const entry = {
+          seq,
           time: clock().toISOString(),
           ...event,
           input: cut(input, MAX_INPUT),
@@ -136,31 +146,89 @@ export function createAuditFile(
   };
 }
 
-/** The first broken link of the chain in `text`, or undefined when it is intact. */
-export async function verifyChain(
-  text: string,
-): Promise<{ line: number; problem: string } | undefined> {
+/** A broken chain: the line to look at (1-based) and what happened there. */
+export interface ChainBreak {
+  readonly line: number;
+  readonly problem: string;
+}
+
+/**
+ * The first broken link of the chain in `text`, or undefined when it is intact.
+ *
+ * Detection is exact (a line's `prev` is the hash of the line before it); the diagnosis of
+ * what happened uses `seq` and is best effort. The last line has no successor holding its
+ * hash: an edit of it alone is only caught against a head hash kept elsewhere (`head`).
+ */
+export async function verifyChain(text: string): Promise<ChainBreak | undefined> {
   const lines = text.split("\n");
   if (lines.at(-1) === "") lines.pop();
-  let previous: string | undefined;
+  const entries: { prev?: unknown; seq?: unknown }[] = [];
   for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
-    let prev: unknown;
     try {
-      prev = JSON.parse(line).prev;
+      const entry = JSON.parse(lines[i]!);
+      if (typeof entry !== "object" || entry === null || Array.isArray(entry)) throw new Error();
+      entries.push(entry);
     } catch {
-      return { line: i + 1, problem: "not a JSON object" };
+      return { line: i + 1, problem: "not a JSON object: the line was edited or cut" };
     }
-    const expected = previous === undefined ? GENESIS : await sha256(previous);
-    if (prev !== expected) {
+  }
+  const hashes = await Promise.all(lines.map(sha256));
+  for (let i = 0; i < lines.length; i++) {
+    const { prev, seq } = entries[i]!;
+    const expected = i === 0 ? GENESIS : hashes[i - 1];
+    if (prev === expected) continue;
+    const n = i + 1;
+    const other = hashes.indexOf(prev as string);
+    if (other !== -1) {
       return {
-        line: i + 1,
-        problem: i === 0
-          ? "the first line does not start the chain (lines were removed from the start)"
-          : `prev does not match line ${i}: line ${i} was edited, or lines were removed or reordered here`,
+        line: n,
+        problem: `lines were reordered: line ${n} follows line ${other + 1} in the chain`,
       };
     }
-    previous = line;
+    if (i === 0) {
+      return {
+        line: 1,
+        problem: typeof seq === "number" && seq > 1
+          ? `lines were removed from the start: the file begins at entry ${seq}`
+          : "the first line does not start the chain: it was edited, or lines were removed from the start",
+      };
+    }
+    const before = entries[i - 1]!.seq;
+    if (typeof seq === "number" && typeof before === "number") {
+      if (seq === before + 1) {
+        return {
+          line: n - 1,
+          problem: `line ${n - 1} was edited: line ${n} holds the hash of a different line ${
+            n - 1
+          }`,
+        };
+      }
+      if (seq > before + 1) {
+        const count = seq - before - 1;
+        return {
+          line: n,
+          problem: `${count} line${count === 1 ? " was" : "s were"} removed before line ${n} ` +
+            (count === 1 ? `(entry ${seq - 1})` : `(entries ${before + 1}–${seq - 1})`),
+        };
+      }
+      return {
+        line: n,
+        problem: `lines were reordered or copied: line ${n} is entry ${seq}, after entry ${before}`,
+      };
+    }
+    return {
+      line: n,
+      problem: `prev does not match line ${n - 1}: line ${
+        n - 1
+      } was edited, or lines were removed or reordered here`,
+    };
   }
   return undefined;
+}
+
+/** SHA-256 of the last line: kept elsewhere, it lets `verifyChain`'s blind spot be checked. */
+export async function head(text: string): Promise<string> {
+  const lines = text.split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  return lines.length === 0 ? GENESIS : await sha256(lines.at(-1)!);
 }

@@ -13,6 +13,7 @@ export {
   evaluate,
   NO_OPERATOR_REASON,
   PATH_TOOLS,
+  ruleMatches,
   settle,
 } from "./approver.ts";
 export { compilePolicy, LISTS, type Policy, PolicyError, type Rule } from "./rules.ts";
@@ -22,10 +23,13 @@ export {
   type AuditEvent,
   type AuditEventName,
   type AuditSink,
+  type ChainBreak,
   createAuditFile,
   GENESIS,
+  head as chainHead,
   redact,
   sha256,
   verifyChain,
 } from "./audit.ts";
 export { createPromptOperator, describeCall, type PromptIo } from "./prompt.ts";
+export { type Finding, type PolicyReport, type TestOptions, testPolicy } from "./lint.ts";

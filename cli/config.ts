@@ -10,10 +10,14 @@ import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { z } from "zod";
 import type { PolicyConfig } from "../approver/mod.ts";
+import type { McpServerConfig } from "../agent/mcp_sources.ts";
 import { DEFAULT_LIMITS, type Limits, parseDuration } from "../tools/mod.ts";
 import { UsageError } from "./errors.ts";
 
 type ZodModule = typeof import("zod");
+
+/** Names of `mcp_servers` entries; they become part of tool names (`mcp__<name>__<tool>`). */
+const SERVER_NAME = /^[a-z][a-z0-9_]*$/;
 
 /** Builds the schema of config.yaml; unknown keys are errors. */
 function buildSchema({ z }: ZodModule) {
@@ -71,6 +75,16 @@ function buildSchema({ z }: ZodModule) {
     }).optional(),
     workspace: z.strictObject({ roots: stringList.optional() }).optional(),
     state: z.strictObject({ dir: z.string().optional() }).optional(),
+    "mcp_servers": z.record(
+      z.string().regex(SERVER_NAME, {
+        message: `server names must match ${SERVER_NAME.source} (lower case, digits, _)`,
+      }),
+      z.strictObject({
+        command: z.string().min(1),
+        args: stringList.optional(),
+        env: z.record(z.string(), z.string()).optional(),
+      }),
+    ).optional(),
     log: z.strictObject({
       level: z.enum(["debug", "info", "warn", "error"]).optional(),
       format: z.enum(["text", "json"]).optional(),
@@ -115,6 +129,8 @@ export interface Config {
   readonly stateDir: string;
   /** Custom tool modules as file URLs (relative paths resolve against the config file). */
   readonly modules: readonly string[];
+  /** MCP servers whose tools are offered as `mcp__<server>__<tool>`, by server name. */
+  readonly mcpServers: Readonly<Record<string, McpServerConfig>>;
 }
 
 // deno-lint-ignore no-explicit-any
@@ -161,10 +177,17 @@ export function didYouMean(key: string, known: readonly string[]): string | unde
   return bestDistance <= Math.max(2, Math.floor(key.length / 3)) ? best : undefined;
 }
 
+// deno-lint-ignore no-explicit-any
+function recordValue(schema: any): unknown {
+  let s = schema;
+  while (s?.def?.innerType ?? s?.unwrap) s = s.def?.innerType ?? s.unwrap();
+  return s?.def?.type === "record" ? s.def.valueType : undefined;
+}
+
 function keysAt(root: Schema, path: readonly PropertyKey[]): string[] {
   // deno-lint-ignore no-explicit-any
   let schema: any = root;
-  for (const part of path) schema = shapeOf(schema)?.[String(part)];
+  for (const part of path) schema = shapeOf(schema)?.[String(part)] ?? recordValue(schema);
   return Object.keys(shapeOf(schema) ?? {});
 }
 
@@ -307,6 +330,7 @@ export async function loadConfig(
     limits,
     envRemove: bash?.env_remove ?? [],
     stateDir: stateDirectory(values, env),
+    mcpServers: values.mcp_servers ?? {},
     modules: (values.tools?.modules ?? []).map((module) =>
       pathToFileURL(resolve(file === undefined ? Deno.cwd() : dirname(file), module)).href
     ),

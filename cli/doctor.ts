@@ -5,7 +5,10 @@
  * @module
  */
 
-import { derivePermissions } from "../tools/mod.ts";
+import type { Policy, Rule } from "../approver/mod.ts";
+import type { WorkerPermissions } from "../tools/mod.ts";
+import { checkGrants, grantsFor, mayRun } from "./layers.ts";
+import { type ProviderFlags, providerFrom, providerSettings } from "./provider.ts";
 import { loadConfig } from "./config.ts";
 import { EXIT } from "./errors.ts";
 import { type GlobalFlags, workspaceFrom } from "./options.ts";
@@ -33,8 +36,62 @@ async function bwrapVersion(path: string): Promise<string> {
   return out?.success ? new TextDecoder().decode(out.stdout).trim() : "version unknown";
 }
 
+/** A tool's standing under `policy`, for the side-by-side line. */
+function standing(policy: Policy, tool: string): string {
+  if (policy.mode === "allow_all") return "allow";
+  if (!mayRun(policy, tool)) return "never";
+  const applies = (rule: Rule) => rule.tool === undefined || rule.tool === tool;
+  const plain = (rule: Rule) =>
+    rule.match === undefined && rule.command === undefined && rule.path === undefined;
+  if (policy.lists.deny.some(applies)) return "by rule";
+  const ask = policy.lists.ask.filter(applies);
+  const allow = policy.lists.allow.filter(applies);
+  if (ask.some(plain)) return "ask";
+  if (ask.length === 0 && allow.some(plain)) return "allow";
+  if (ask.length === 0 && allow.length === 0) return policy.default;
+  return "by rule";
+}
+
+const TOOLS = ["read", "grep", "write", "edit", "bash"] as const;
+
+function grantsText(grants: WorkerPermissions): string {
+  const list = (values: readonly string[]) => values.length === 0 ? "none" : values.join(",");
+  return `read=${list(grants.read)} write=${list(grants.write)} run=${list(grants.run)}`;
+}
+
+/** GETs the provider's model list: proves the base URL answers and the key is accepted. */
+async function probe(settings: ReturnType<typeof providerSettings>): Promise<string> {
+  const anthropic = settings.name === "anthropic";
+  const base = (settings.baseUrl ?? (anthropic ? ANTHROPIC_URL : OPENAI_URL)).replace(/\/+$/, "");
+  const url = anthropic ? `${base}/v1/models` : `${base}/models`;
+  const headers: Record<string, string> = anthropic
+    ? { "x-api-key": settings.apiKey ?? "", "anthropic-version": "2023-06-01" }
+    : { authorization: `Bearer ${settings.apiKey ?? "none"}` };
+  let response: Response;
+  try {
+    response = await fetch(url, { headers, signal: AbortSignal.timeout(10_000) });
+  } catch (error) {
+    throw new Error(`${url}: not reachable: ${(error as Error).message}`, { cause: error });
+  }
+  await response.body?.cancel();
+  if (response.status === 401 || response.status === 403) {
+    throw new Error(`${url}: HTTP ${response.status}: the API key was refused`);
+  }
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  return `${url}: HTTP ${response.status}, key accepted`;
+}
+
+const ANTHROPIC_URL = "https://api.anthropic.com";
+const OPENAI_URL = "https://api.openai.com/v1";
+
+/** Flags of `doctor`. */
+export interface DoctorFlags extends GlobalFlags, PolicyFlags, ProviderFlags {
+  /** `--online`: contact the provider. */
+  readonly online?: boolean;
+}
+
 /** Runs `doctor` and returns its exit code. */
-export async function doctorCommand(flags: GlobalFlags & PolicyFlags): Promise<number> {
+export async function doctorCommand(flags: DoctorFlags): Promise<number> {
   const checks: Check[] = [];
   const configCheck = await attempt("config", async () => {
     const config = await loadConfig(flags.config);
@@ -46,8 +103,23 @@ export async function doctorCommand(flags: GlobalFlags & PolicyFlags): Promise<n
   if (configCheck.ok) {
     const config = await loadConfig(flags.config);
     checks.push(
+      await attempt("provider", () => {
+        const settings = providerSettings(config, flags);
+        providerFrom(config, flags); // throws with what to set when the key is missing
+        const key = settings.apiKey === undefined
+          ? "no API key (none needed for a local server)"
+          : "API key set (not shown)";
+        const base = settings.baseUrl ??
+          (settings.name === "anthropic" ? ANTHROPIC_URL : OPENAI_URL);
+        return Promise.resolve(`${settings.name} · model ${settings.model} · ${key} · ${base}`);
+      }),
+    );
+    if (flags.online) {
+      checks.push(await attempt("online", () => probe(providerSettings(config, flags))));
+    }
+    checks.push(
       await attempt("approver", () => {
-        const policies = (["tool", "run", "chat"] as const).map((command) => {
+        const policies = (["tool", "run", "chat", "mcp"] as const).map((command) => {
           const policy = resolvePolicy(command, config.approver, flags);
           const rules = policy.lists.deny.length + policy.lists.ask.length +
             policy.lists.allow.length;
@@ -64,7 +136,7 @@ export async function doctorCommand(flags: GlobalFlags & PolicyFlags): Promise<n
       return `confined to ${ws.roots.join(", ")} (symlinks resolved, opened files re-checked)`;
     });
     checks.push(workspace);
-    // One trial run of bwrap serves the sandbox, worker and network lines.
+    // One trial run of bwrap serves the sandbox, layers and network lines.
     const resolved = resolveSandbox(config);
     resolved.catch(() => {}); // a failure is reported by the sandbox line below
     const sandbox = await attempt("sandbox", async () => {
@@ -74,24 +146,32 @@ export async function doctorCommand(flags: GlobalFlags & PolicyFlags): Promise<n
     });
     checks.push(sandbox);
     if (workspace.ok) {
+      const ws = await workspaceFrom(flags, config);
+      const report = await resolved.catch(() => undefined);
+      // The policy and the worker grants derived from it, side by side, per command.
+      for (const command of ["run", "chat", "mcp"] as const) {
+        checks.push(
+          await attempt(`layers ${command}`, () => {
+            const policy = resolvePolicy(command, config.approver, flags);
+            const grants = grantsFor(policy, ws, report?.sandbox);
+            checkGrants(policy, grants);
+            const tools = TOOLS.map((tool) => `${tool}=${standing(policy, tool)}`).join(" ");
+            return Promise.resolve(`policy ${tools} → worker ${grantsText(grants)}`);
+          }),
+        );
+      }
+      checks.push({
+        ok: true,
+        name: "worker",
+        detail: "no net, env, ffi, sys or import for any command; processes bash starts are " +
+          "not bound by Deno permissions (only the sandbox reaches them)",
+      });
       checks.push(
-        await attempt("worker", async () => {
-          const ws = await workspaceFrom(flags, config);
-          const report = await resolved.catch(() => undefined);
-          const grants = derivePermissions(
-            ws,
-            report?.sandbox ? { sandbox: report.sandbox } : {},
-          );
-          return `read=${grants.read.join(",")} write=${grants.write.join(",")} ` +
-            `run=${grants.run.join(",")}; no net, env, ffi, sys or import ` +
-            "(processes bash starts are not bound by these; only the sandbox reaches them)";
-        }),
-      );
-      checks.push(
-        await attempt("bash network", async () => {
-          const report = await resolved.catch(() => undefined);
-          if (report?.sandbox === undefined) return "not restricted (bash is not sandboxed)";
-          return report.sandbox.network ? "on (tools.bash.network: true)" : "off";
+        await attempt("bash network", () => {
+          if (report?.sandbox === undefined) {
+            return Promise.resolve("not restricted (bash is not sandboxed)");
+          }
+          return Promise.resolve(report.sandbox.network ? "on (tools.bash.network: true)" : "off");
         }),
       );
     }

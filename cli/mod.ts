@@ -14,6 +14,10 @@ import { toolsCommand } from "./tools.ts";
 import { runCommand } from "./run.ts";
 import { chatCommand } from "./chat.ts";
 import { sessionCommand } from "./session.ts";
+import { mcpCommand } from "./mcp.ts";
+import { policyCommand } from "./policy_cmd.ts";
+import { auditCommand } from "./audit_cmd.ts";
+import { initCommand } from "./init.ts";
 
 /** The product version, from `deno.json`. */
 export const VERSION: string = meta.version;
@@ -151,6 +155,23 @@ Examples:
       run(() => sessionCommand(action, id, command.optsWithGlobals()));
     });
 
+  program.command("mcp")
+    .description("serve the registered tools to an MCP client over stdio, through the approver")
+    .option("--timeout <duration>", "bash timeout per command, e.g. 500ms, 90s, 2m (default 1m0s)")
+    .addHelpText(
+      "after",
+      `
+stdout carries only MCP protocol messages; logs go to stderr. Without a configured
+approver, read and grep are allowed and everything else is denied (see docs/mcp.md).
+
+Examples:
+  rousseau --workspace /srv/app mcp
+  rousseau --workspace /srv/app --allow edit --allow 'bash:^\\{"command":"npm test"' mcp`,
+    )
+    .action((_opts: unknown, command: Command) => {
+      run(() => mcpCommand(command.optsWithGlobals(), signal));
+    });
+
   program.command("tools")
     .description("list the registered tools")
     .option("--json", "print [{name, description, input_schema}] sorted by name")
@@ -158,14 +179,79 @@ Examples:
       run(() => toolsCommand(command.optsWithGlobals()));
     });
 
-  program.command("doctor")
-    .description("check the config and show each permission layer as it will be set up")
+  program.command("init")
+    .description("write a commented config file (default: ~/.config/rousseau/config.yaml)")
+    .option("--force", "replace an existing file")
+    .option("--print", "print the file on stdout instead of writing it")
     .addHelpText(
       "after",
-      "\nExit codes: 0 every check passed, 1 a check failed.\n\nExample:\n  rousseau --config policy.yaml doctor",
+      `
+The file is written to --config FILE when given. With --provider openai it is set up for
+a local OpenAI-compatible server (--base-url, default Ollama's http://127.0.0.1:11434/v1).
+
+Examples:
+  rousseau init
+  rousseau --provider openai --base-url http://127.0.0.1:8000/v1 init --config ./rousseau.yaml
+  rousseau init --print > /etc/rousseau/config.yaml`,
+    )
+    .action((_opts: unknown, command: Command) => {
+      run(() => initCommand(command.optsWithGlobals()));
+    });
+
+  program.command("doctor")
+    .description("check the config and show each permission layer as it will be set up")
+    .option("--online", "also contact the provider (its model list) with the configured key")
+    .addHelpText(
+      "after",
+      "\nExit codes: 0 every check passed, 1 a check failed.\n\nExamples:\n  rousseau --config policy.yaml doctor\n  rousseau --provider openai --base-url http://127.0.0.1:11434/v1 doctor --online",
     )
     .action((_opts: unknown, command: Command) => {
       run(() => doctorCommand(command.optsWithGlobals()));
+    });
+
+  program.command("policy")
+    .description("check, test or replay the approver policy without running any tool")
+    .argument("<action>", "check TOOL JSON, test, or replay SESSION")
+    .argument("[args...]", "the action's arguments")
+    .option("--for <command>", "whose policy: run (default), chat, mcp or tool")
+    .option("--json", "print JSON instead of text")
+    .option("--strict", "test: warnings fail too")
+    .addHelpText(
+      "after",
+      `
+check   the decision, deciding rule and reason for one call; exit 0 allow, 1 deny, 4 ask
+test    every rule's examples / not_examples, and lint warnings (rules that can never
+        match or never decide, tools that are not registered); exit 1 on a failure
+replay  a stored session's tool calls through the current policy, nothing executed;
+        exit 1 if any would now be denied, 4 if any would ask
+
+Examples:
+  rousseau --config policy.yaml policy check bash '{"command": "git status; rm -rf /"}'
+  rousseau --config policy.yaml policy test --strict
+  rousseau --config policy.yaml policy replay 3f2a --json`,
+    )
+    .action((action: string, args: string[], _opts: unknown, command: Command) => {
+      run(() => policyCommand(action, args, command.optsWithGlobals()));
+    });
+
+  program.command("audit")
+    .description("verify the audit log's hash chain")
+    .argument("<action>", "verify")
+    .argument("[file]", "audit file (default: audit.jsonl in the state directory)")
+    .option("--head <sha256>", "also check the last line against a hash recorded elsewhere")
+    .option("--json", "print JSON instead of text")
+    .addHelpText(
+      "after",
+      `
+Exit codes: 0 the chain is intact, 1 a line was edited, removed or reordered (named), or
+the file cannot be read.
+
+Examples:
+  rousseau audit verify
+  rousseau audit verify /var/lib/rousseau/audit.jsonl --json`,
+    )
+    .action((action: string, file: string | undefined, _opts: unknown, command: Command) => {
+      run(() => auditCommand(action, file, command.optsWithGlobals()));
     });
 
   program.command("version")

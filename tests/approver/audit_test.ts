@@ -43,6 +43,7 @@ Deno.test("audit: each line holds the SHA-256 of the line before; the first hold
     assertEquals(JSON.parse(lines[i]!).prev, await sha256(lines[i - 1]!));
   }
   assertEquals(JSON.parse(lines[2]!), {
+    seq: 3,
     time: "2024-05-01T12:00:00.000Z",
     event: "tool.execute",
     tool: "bash",
@@ -197,15 +198,17 @@ Deno.test("audit: verifyChain finds edits, removals and reordering", async (t) =
     const edited = [...lines];
     edited[1] = edited[1]!.replace("echo 1", "echo X");
     assertEquals(await verifyChain(text(edited)), {
-      line: 3,
-      problem:
-        "prev does not match line 2: line 2 was edited, or lines were removed or reordered here",
+      line: 2,
+      problem: "line 2 was edited: line 3 holds the hash of a different line 2",
     });
   });
   await t.step("an edit that breaks the JSON is reported on its own line", async () => {
     const edited = [...lines];
     edited[3] = edited[3]!.slice(0, -1);
-    assertEquals(await verifyChain(text(edited)), { line: 4, problem: "not a JSON object" });
+    assertEquals(await verifyChain(text(edited)), {
+      line: 4,
+      problem: "not a JSON object: the line was edited or cut",
+    });
   });
   await t.step("a re-chained edit still breaks the next link", async () => {
     // Editing a line and fixing its own prev does not help: the next line holds its hash.
@@ -213,29 +216,42 @@ Deno.test("audit: verifyChain finds edits, removals and reordering", async (t) =
     const entry = JSON.parse(edited[2]!);
     entry.tool = "read";
     edited[2] = JSON.stringify(entry);
-    assertEquals((await verifyChain(text(edited)))?.line, 4);
+    assertEquals(await verifyChain(text(edited)), {
+      line: 3,
+      problem: "line 3 was edited: line 4 holds the hash of a different line 3",
+    });
   });
   await t.step("a removed line", async () => {
     const removed = lines.filter((_, i) => i !== 2);
     assertEquals(await verifyChain(text(removed)), {
       line: 3,
-      problem:
-        "prev does not match line 2: line 2 was edited, or lines were removed or reordered here",
+      problem: "1 line was removed before line 3 (entry 3)",
+    });
+    const two = lines.filter((_, i) => i !== 1 && i !== 2);
+    assertEquals(await verifyChain(text(two)), {
+      line: 2,
+      problem: "2 lines were removed before line 2 (entries 2–3)",
     });
   });
   await t.step("a removed first line", async () => {
     assertEquals(await verifyChain(text(lines.slice(1))), {
       line: 1,
-      problem: "the first line does not start the chain (lines were removed from the start)",
+      problem: "lines were removed from the start: the file begins at entry 2",
     });
   });
   await t.step("swapped lines", async () => {
     const swapped = [lines[0]!, lines[2]!, lines[1]!, lines[3]!, lines[4]!];
-    assertEquals((await verifyChain(text(swapped)))?.line, 2);
+    assertEquals(await verifyChain(text(swapped)), {
+      line: 2,
+      problem: "lines were reordered: line 2 follows line 3 in the chain",
+    });
   });
   await t.step("a line inserted in the middle", async () => {
     const inserted = [...lines.slice(0, 2), lines[0]!, ...lines.slice(2)];
-    assertEquals((await verifyChain(text(inserted)))?.line, 3);
+    assertEquals(await verifyChain(text(inserted)), {
+      line: 3,
+      problem: "lines were reordered or copied: line 3 is entry 1, after entry 2",
+    });
   });
   await t.step("a file without a trailing newline is read the same", async () => {
     assertEquals(await verifyChain(lines.join("\n")), undefined);

@@ -1,26 +1,79 @@
 import { join } from "node:path";
 import { runCli } from "../_helpers/cli.ts";
-import { assertEquals, assertMatch } from "../_helpers/assert.ts";
+import { assert, assertEquals, assertMatch } from "../_helpers/assert.ts";
+import { startFakeAnthropic } from "../_helpers/fake_providers.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
+
+const KEY = { ANTHROPIC_API_KEY: "sk-ant-doctor-test-secret-value" };
 
 Deno.test("doctor lists every layer and exits 0 when all checks pass", async () => {
   await using ws = await tmpWorkspace();
-  const run = await runCli(["--workspace", ws.root, "doctor"]);
-  assertEquals(run.code, 0);
+  const run = await runCli(["--workspace", ws.root, "doctor"], { env: KEY });
+  assertEquals(run.code, 0, run.stdout);
   const names = run.stdout.trimEnd().split("\n").map((line) => line.split(/\s{2,}/)[1]);
-  assertEquals(names, ["config", "approver", "workspace", "sandbox", "worker", "bash network"]);
+  assertEquals(names, [
+    "config",
+    "provider",
+    "approver",
+    "workspace",
+    "sandbox",
+    "layers run",
+    "layers chat",
+    "layers mcp",
+    "worker",
+    "bash network",
+  ]);
   assertMatch(
     run.stdout,
-    new RegExp(`ok +worker +read=${ws.root},/proc/self/fd write=${ws.root} run=`),
+    /ok +provider +anthropic · model claude-sonnet-4-5 · API key set \(not shown\)/,
+  );
+  assert(!run.stdout.includes(KEY.ANTHROPIC_API_KEY), "doctor printed the key");
+  // The default run policy never allows write, edit or bash: no write and no run grant.
+  assertMatch(
+    run.stdout,
+    new RegExp(
+      `ok +layers run +policy read=allow grep=allow write=never edit=never bash=never → ` +
+        `worker read=${ws.root},/proc/self/fd write=none run=none\n`,
+    ),
+  );
+  assertMatch(
+    run.stdout,
+    new RegExp(
+      `ok +layers chat +policy read=allow grep=allow write=ask edit=ask bash=ask → ` +
+        `worker read=${ws.root},/proc/self/fd write=${ws.root} run=\\S+\n`,
+    ),
   );
   assertMatch(run.stdout, /no net, env, ffi, sys or import/);
+});
+
+Deno.test("doctor: a missing key fails and says what to set; --online reaches the server", async () => {
+  await using ws = await tmpWorkspace();
+  const missing = await runCli(["--workspace", ws.root, "doctor"], {
+    env: { ANTHROPIC_API_KEY: "" },
+  });
+  assertEquals(missing.code, 1);
+  assertMatch(missing.stdout, /FAIL +provider +anthropic: no API key: set ANTHROPIC_API_KEY/);
+  await using server = startFakeAnthropic([]);
+  const online = await runCli(["--workspace", ws.root, "doctor", "--online"], {
+    env: { ...KEY, ANTHROPIC_BASE_URL: server.url },
+  });
+  assertEquals(online.code, 0, online.stdout);
+  assertMatch(
+    online.stdout,
+    new RegExp(`ok +online +${server.url}/v1/models: HTTP 200, key accepted`),
+  );
+  const down = await runCli(["--workspace", ws.root, "doctor", "--online"], {
+    env: { ...KEY, ANTHROPIC_BASE_URL: "http://127.0.0.1:9" },
+  });
+  assertEquals(down.code, 1);
+  assertMatch(down.stdout, /FAIL +online +http:\/\/127.0.0.1:9\/v1\/models: not reachable/);
 });
 
 Deno.test("doctor exits 1 and says FAIL for a bad config and for a missing required sandbox", async () => {
   await using ws = await tmpWorkspace();
   const bad = join(ws.outside, "bad.yaml");
   await Deno.writeTextFile(bad, "agent:\n  approver:\n    mode: maybe\n");
-  const policy = await runCli(["--config", bad, "--workspace", ws.root, "doctor"]);
+  const policy = await runCli(["--config", bad, "--workspace", ws.root, "doctor"], { env: KEY });
   assertEquals(policy.code, 1);
   assertMatch(policy.stdout, /FAIL +approver +approver: unknown mode "maybe"/);
   const sandbox = join(ws.outside, "sandbox.yaml");
