@@ -76,14 +76,18 @@ function buildSchema({ z }: ZodModule) {
     workspace: z.strictObject({ roots: stringList.optional() }).optional(),
     state: z.strictObject({ dir: z.string().optional() }).optional(),
     "mcp_servers": z.record(
-      z.string().regex(SERVER_NAME, {
-        message: `server names must match ${SERVER_NAME.source} (lower case, digits, _)`,
-      }),
+      z.string().regex(SERVER_NAME),
       z.strictObject({
         command: z.string().min(1),
         args: stringList.optional(),
         env: z.record(z.string(), z.string()).optional(),
       }),
+      {
+        error: (issue) =>
+          issue.code === "invalid_key"
+            ? `invalid server name: want ${SERVER_NAME.source} (it becomes part of tool names)`
+            : undefined,
+      },
     ).optional(),
     log: z.strictObject({
       level: z.enum(["debug", "info", "warn", "error"]).optional(),
@@ -338,4 +342,13 @@ export async function loadConfig(
   if (file !== undefined) config.file = file;
   if (values.agent?.approver !== undefined) config.approver = values.agent.approver as PolicyConfig;
   return Object.freeze(config);
+}
+
+/** The config file's JSON Schema (input side), for the generated reference. */
+export async function configJsonSchema(): Promise<Record<string, unknown>> {
+  const [{ schema }, { z }] = await Promise.all([loadTooling(), import("zod")]);
+  return z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<
+    string,
+    unknown
+  >;
 }
