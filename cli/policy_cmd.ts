@@ -118,9 +118,8 @@ async function test(flags: PolicyCommandFlags): Promise<number> {
   const { config, policy } = await policyOf(flags);
   const report = await testPolicy(policy, {
     registered: await registeredTools(flags, config),
-    registeredPrefixes: Object.keys(
-      (config as { mcpServers?: Record<string, unknown> }).mcpServers ?? {},
-    ).map((name) => `mcp__${name}__`),
+    // MCP servers' tools are known only once connected; a configured server vouches for its prefix.
+    registeredPrefixes: Object.keys(config.mcpServers).map((name) => `mcp__${name}__`),
     resolvePath: resolveReal,
   });
   await writeStdout(
