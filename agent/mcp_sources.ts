@@ -43,7 +43,9 @@ export interface McpSourcesOptions {
   readonly cwd?: string;
   /** Name and version the client reports to the servers. @default rousseau 0.0.0 */
   readonly clientInfo?: { readonly name: string; readonly version: string };
-  /** Longest wait for one start-up or one call, in milliseconds. @default 600_000 */
+  /** Longest wait for a server to start and list its tools, in milliseconds. @default 30_000 */
+  readonly startTimeoutMs?: number;
+  /** Longest wait for one call, in milliseconds. @default 600_000 */
   readonly timeoutMs?: number;
 }
 
@@ -131,6 +133,7 @@ export async function connectMcpServers(
     onWarning = () => {},
     cwd,
     clientInfo = { name: "rousseau", version: "0.0.0" },
+    startTimeoutMs = 30_000,
     timeoutMs = 600_000,
   } = options;
   const entries = Object.entries(servers);
@@ -176,14 +179,14 @@ export async function connectMcpServers(
         });
         const client = new Client({ ...clientInfo }, { capabilities: {} });
         connection.client = client;
-        await client.connect(transport, { timeout: timeoutMs });
+        await client.connect(transport, { timeout: startTimeoutMs });
         client.onclose = () => markDown(connection, "the server exited");
         client.onerror = () => {}; // a broken line is followed by close, reported there
         const listed: { name: string; description?: string; inputSchema: unknown }[] = [];
         let cursor: string | undefined;
         do {
           const page = await client.listTools(cursor === undefined ? {} : { cursor }, {
-            timeout: timeoutMs,
+            timeout: startTimeoutMs,
           });
           listed.push(...page.tools);
           cursor = page.nextCursor;

@@ -27,6 +27,8 @@ import { createLogger, type LogFlags, type Logger } from "./log.ts";
 import { type GlobalFlags, type LimitFlags, toolContextFrom } from "./options.ts";
 import { type PolicyCommand, type PolicyFlags, resolvePolicy } from "./policy.ts";
 import { type ProviderFlags, providerFrom } from "./provider.ts";
+import { openMcpSources, toolSourceOf } from "./mcp.ts";
+import type { McpSources } from "../agent/mcp_sources.ts";
 
 /** Flags `run` and `chat` share. */
 export interface AgentFlags extends GlobalFlags, LimitFlags, PolicyFlags, ProviderFlags, LogFlags {
@@ -112,6 +114,7 @@ export async function openAgent(
   checkGrants(policy, grants);
   const store = openSessionStore(sessionsPath(config));
   let host: WorkerHost | undefined;
+  let sources: McpSources | undefined;
   try {
     let sessionId: string;
     let messages: Message[] = [];
@@ -132,11 +135,14 @@ export async function openAgent(
       });
     }
     host = await createWorkerHost({ ...context, modules: config.modules, permissions: grants });
+    // Tools of the configured MCP servers join the worker's, behind the same gate.
+    sources = await openMcpSources(config, context.workspace, log);
+    const tools = toolSourceOf(host, sources, log);
     const secrets = Object.entries(Deno.env.toObject())
       .filter(([key]) => !(key in context.env)).map(([, value]) => value);
     const gate: GateOptions = {
-      registry: host.registry,
-      host,
+      registry: tools.registry,
+      host: tools.host,
       approver: createApprover(policy, { resolvePath: resolveReal }),
       audit: auditTo(join(config.stateDir, "audit.jsonl"), secrets, log),
       source: "model",
@@ -144,6 +150,7 @@ export async function openAgent(
       ...(options.operator === undefined ? {} : { operator: options.operator }),
     };
     const opened = host;
+    const mcp = sources;
     return {
       config,
       policy,
@@ -154,19 +161,20 @@ export async function openAgent(
       sessionId,
       messages,
       system: config.values.agent?.system_prompt ??
-        defaultSystemPrompt(context.workspace.roots, host.registry.names()),
+        defaultSystemPrompt(context.workspace.roots, tools.registry.names()),
       maxIterations,
       layers: describeLayers(policy, context.workspace, grants, context.sandbox),
       log,
-      [Symbol.asyncDispose]() {
+      async [Symbol.asyncDispose]() {
         opened.close();
         store.close();
-        return Promise.resolve();
+        await mcp.close();
       },
     };
   } catch (error) {
     host?.close();
     store.close();
+    await sources?.close();
     throw error;
   }
 }

@@ -195,7 +195,61 @@ function keysAt(root: Schema, path: readonly PropertyKey[]): string[] {
   return Object.keys(shapeOf(schema) ?? {});
 }
 
-function describeIssue(root: Schema, source: string, issue: z.core.$ZodIssue): string[] {
+/** The value at `path` in `raw`, as a short text for an error message. */
+function shown(raw: unknown, path: readonly PropertyKey[]): string {
+  let value = raw;
+  for (const part of path) {
+    value = typeof value === "object" && value !== null
+      ? (value as Record<PropertyKey, unknown>)[part as string]
+      : undefined;
+  }
+  if (value === undefined) return "nothing";
+  if (value === null) return "an empty value";
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 59)}…` : text;
+}
+
+const TYPE_WORDS: Readonly<Record<string, string>> = {
+  number: "a number",
+  int: "a whole number",
+  string: "a string",
+  boolean: "true or false",
+  array: "a list",
+  object: "a map of keys",
+  record: "a map of keys",
+};
+
+/** What the schema wanted, in words, with what it got. */
+function expectation(issue: z.core.$ZodIssue, raw: unknown): string {
+  const got = `got ${shown(raw, issue.path)}`;
+  switch (issue.code) {
+    case "invalid_type":
+      return `want ${TYPE_WORDS[issue.expected] ?? issue.expected}, ${got}`;
+    case "too_small":
+      return `want ${
+        issue.origin === "string"
+          ? "a non-empty string"
+          : `a number ${issue.inclusive ? ">=" : ">"} ${issue.minimum}`
+      }, ${got}`;
+    case "too_big":
+      return `want a number ${issue.inclusive ? "<=" : "<"} ${issue.maximum}, ${got}`;
+    case "invalid_value":
+      return `want one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}, ${got}`;
+    case "invalid_format":
+      return issue.format === "url"
+        ? `want a URL such as http://127.0.0.1:11434/v1, ${got}`
+        : `want ${issue.format}, ${got}`;
+    default:
+      return issue.message;
+  }
+}
+
+function describeIssue(
+  root: Schema,
+  source: string,
+  issue: z.core.$ZodIssue,
+  raw: unknown,
+): string[] {
   const dotted = issue.path.map(String).join(".");
   const at = source === "environment" && dotted
     ? `ROUSSEAU_${dotted.replaceAll(".", "_").toUpperCase()}`
@@ -209,13 +263,22 @@ function describeIssue(root: Schema, source: string, issue: z.core.$ZodIssue): s
         (guess ? ` (did you mean "${guess}"?)` : ` (known keys here: ${known})`);
     });
   }
-  return [`${source}: ${at || "(top level)"}: ${issue.message}`];
+  return [`${source}: ${at || "(top level)"}: ${expectation(issue, raw)}`];
 }
 
-function validate(schema: Schema, source: string, raw: unknown): ConfigFile {
-  const result = schema.safeParse(raw ?? {});
+/** YAML's empty values (`bash:` with every child commented out) mean "not set". */
+function dropNulls(value: unknown): unknown {
+  if (Array.isArray(value) || typeof value !== "object" || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value).filter(([, v]) => v !== null).map(([k, v]) => [k, dropNulls(v)]),
+  );
+}
+
+function validate(schema: Schema, source: string, given: unknown): ConfigFile {
+  const raw = dropNulls(given ?? {});
+  const result = schema.safeParse(raw);
   if (result.success) return result.data;
-  const lines = result.error.issues.flatMap((issue) => describeIssue(schema, source, issue));
+  const lines = result.error.issues.flatMap((issue) => describeIssue(schema, source, issue, raw));
   throw new UsageError(lines.join("\n"));
 }
 

@@ -7,20 +7,23 @@
 import { createWorkerHost } from "../tools/mod.ts";
 import { loadConfig } from "./config.ts";
 import { EXIT } from "./errors.ts";
+import { createLogger, type LogFlags } from "./log.ts";
+import { openMcpSources, toolSourceOf } from "./mcp.ts";
 import { type GlobalFlags, toolContextFrom } from "./options.ts";
 import { writeStdout } from "./output.ts";
 
 /** Runs the `tools` command and returns its exit code. */
 export async function toolsCommand(
-  flags: GlobalFlags & { readonly json?: boolean },
+  flags: GlobalFlags & LogFlags & { readonly json?: boolean },
 ): Promise<number> {
-  // The list comes from the worker, so custom modules appear exactly as they will run.
+  // The list comes from the worker, so custom modules appear exactly as they will run, and
+  // from the configured MCP servers (`mcp__<server>__<tool>`).
   const config = await loadConfig(flags.config);
-  await using host = await createWorkerHost({
-    ...await toolContextFrom(flags, config, false),
-    modules: config.modules,
-  });
-  const definitions = host.registry.definitions();
+  const log = createLogger(flags, config.values.log ?? {});
+  const context = await toolContextFrom(flags, config, false);
+  await using host = await createWorkerHost({ ...context, modules: config.modules });
+  await using sources = await openMcpSources(config, context.workspace, log);
+  const definitions = toolSourceOf(host, sources, log).registry.definitions();
   if (flags.json) {
     await writeStdout(JSON.stringify(definitions, null, 2) + "\n");
     return EXIT.ok;

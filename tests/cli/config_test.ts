@@ -4,6 +4,7 @@ import { UsageError } from "../../cli/errors.ts";
 import { runCli } from "../_helpers/cli.ts";
 import { assertEquals, assertRejects, assertStringIncludes } from "../_helpers/assert.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
+import { startFakeOpenAI } from "../_helpers/fake_providers.ts";
 
 async function withConfig(yaml: string, fn: (path: string) => Promise<void>): Promise<void> {
   await using ws = await tmpWorkspace();
@@ -46,8 +47,31 @@ Deno.test("loadConfig() names the key path and what was expected", async (t) => 
       "tools:\n  bash:\n    timout: 5s\n",
       'tools.bash.timout: unknown key (did you mean "timeout"?)',
     ],
-    ["agent:\n  max_iterations: many\n", "agent.max_iterations: "],
-    ["tools:\n  bash:\n    sandbox: docker\n", "tools.bash.sandbox: "],
+    ["agent:\n  max_iterations: many\n", 'agent.max_iterations: want a number, got "many"'],
+    ["agent:\n  max_iterations: 0\n", "agent.max_iterations: want a number > 0, got 0"],
+    [
+      "tools:\n  bash:\n    sandbox: docker\n",
+      'tools.bash.sandbox: want one of "auto", "bwrap", "none", got "docker"',
+    ],
+    [
+      "anthropic:\n  base_url: not a url\n",
+      'anthropic.base_url: want a URL such as http://127.0.0.1:11434/v1, got "not a url"',
+    ],
+    [
+      "tools:\n  bash:\n    network: yes please\n",
+      'tools.bash.network: want true or false, got "yes please"',
+    ],
+    ["workspace:\n  roots: /srv\n", 'workspace.roots: want a list, got "/srv"'],
+    [
+      "log:\n  level: loud\n",
+      'log.level: want one of "debug", "info", "warn", "error", got "loud"',
+    ],
+    [
+      "tools:\n  grep:\n    max_file_bytes: -1\n",
+      "tools.grep.max_file_bytes: want a number >= 0, got -1",
+    ],
+    ["mcp_servers:\n  s:\n    args: [a]\n", "mcp_servers.s.command: want a string, got nothing"],
+    ["- a\n- b\n", '(top level): want a map of keys, got ["a","b"]'],
     ["tools:\n  bash:\n    timeout: soon\n", 'tools.bash.timeout: invalid duration "soon"'],
     ["provdier: openai\n", 'provdier: unknown key (did you mean "provider"?)'],
     ["zzz: 1\n", "zzz: unknown key (known keys here: provider, anthropic"],
@@ -67,7 +91,17 @@ Deno.test("loadConfig() names the variable for a bad environment value", async (
     () => loadConfig(undefined, { ROUSSEAU_AGENT_MAX_ITERATIONS: "lots" }),
     UsageError,
   );
-  assertStringIncludes(error.message, "environment: ROUSSEAU_AGENT_MAX_ITERATIONS: ");
+  assertEquals(
+    error.message,
+    'environment: ROUSSEAU_AGENT_MAX_ITERATIONS: want a number, got "lots"',
+  );
+});
+
+Deno.test("loadConfig(): an empty section (children commented out) means not set", async () => {
+  await withConfig("tools:\n  bash:\n    # timeout: 5s\nlog:\n", async (path) => {
+    const config = await loadConfig(path, {});
+    assertEquals(config.limits.bashTimeoutMs, 60_000);
+  });
 });
 
 Deno.test("loadConfig() reports a missing --config file and bad YAML", async () => {
@@ -109,4 +143,24 @@ Deno.test("tool: a flag beats the config file, which beats the default", async (
     { env: { ROUSSEAU_TOOLS_GREP_MAX_MATCHES: "1" } },
   );
   assertEquals(fromFlag.stdout.includes("truncated"), false);
+});
+
+Deno.test("run: the model comes from the flag, else the environment, else the file", async () => {
+  await using ws = await tmpWorkspace();
+  const path = join(ws.outside, "config.yaml");
+  await Deno.writeTextFile(path, "provider: openai\nopenai:\n  model: from-file\n");
+  await using server = startFakeOpenAI([{ text: "1" }, { text: "2" }, { text: "3" }]);
+  const env = { OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "k" };
+  const base = ["--config", path, "--workspace", ws.root];
+  let out = await runCli([...base, "run", "hi"], { env });
+  assertEquals(out.code, 0, out.stderr);
+  out = await runCli([...base, "run", "hi"], {
+    env: { ...env, ROUSSEAU_OPENAI_MODEL: "from-env" },
+  });
+  assertEquals(out.code, 0, out.stderr);
+  out = await runCli([...base, "--model", "from-flag", "run", "hi"], {
+    env: { ...env, ROUSSEAU_OPENAI_MODEL: "from-env" },
+  });
+  assertEquals(out.code, 0, out.stderr);
+  assertEquals(server.requests.map((r) => r.body.model), ["from-file", "from-env", "from-flag"]);
 });
