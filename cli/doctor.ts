@@ -7,6 +7,7 @@
 
 import type { Policy, Rule } from "../approver/mod.ts";
 import type { WorkerPermissions } from "../tools/mod.ts";
+import { connectMcpServers } from "../agent/mcp_sources.ts";
 import { checkGrants, grantsFor, mayRun } from "./layers.ts";
 import { type ProviderFlags, providerFrom, providerSettings } from "./provider.ts";
 import { loadConfig } from "./config.ts";
@@ -157,6 +158,24 @@ export async function doctorCommand(flags: DoctorFlags): Promise<number> {
             checkGrants(policy, grants);
             const tools = TOOLS.map((tool) => `${tool}=${standing(policy, tool)}`).join(" ");
             return Promise.resolve(`policy ${tools} → worker ${grantsText(grants)}`);
+          }),
+        );
+      }
+      const servers = Object.keys(config.mcpServers);
+      if (servers.length > 0) {
+        checks.push(
+          await attempt("mcp servers", async () => {
+            const warnings: string[] = [];
+            await using sources = await connectMcpServers(config.mcpServers, {
+              cwd: ws.roots[0]!,
+              onWarning: (message) => warnings.push(message),
+            });
+            const down = servers.filter((name) => sources.unavailable(name) !== undefined);
+            if (down.length > 0) throw new Error(warnings.join("; "));
+            const count = (name: string) =>
+              sources.tools.filter((tool) => tool.name.startsWith(`mcp__${name}__`)).length;
+            return servers.map((name) => `${name}: ${count(name)} tools`).join(", ") +
+              " (operator-configured processes: outside the worker and the sandbox)";
           }),
         );
       }

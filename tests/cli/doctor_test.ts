@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { runCli } from "../_helpers/cli.ts";
+import { REPO, runCli } from "../_helpers/cli.ts";
 import { assert, assertEquals, assertMatch } from "../_helpers/assert.ts";
 import { startFakeAnthropic } from "../_helpers/fake_providers.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
@@ -86,4 +86,21 @@ Deno.test("doctor exits 1 and says FAIL for a bad config and for a missing requi
     missing.stdout,
     /FAIL +sandbox +sandbox: tools.bash.sandbox is "bwrap" but bwrap is not installed/,
   );
+});
+
+Deno.test("doctor: configured MCP servers are started and counted; one that cannot start fails", async () => {
+  await using ws = await tmpWorkspace();
+  const echo = join(REPO, "tests", "testdata", "mcp_echo_server.ts");
+  const config = join(ws.outside, "mcp.yaml");
+  await Deno.writeTextFile(
+    config,
+    `mcp_servers:\n  echo:\n    command: ${Deno.execPath()}\n    args: [run, --quiet, -A, ${echo}]\n`,
+  );
+  let out = await runCli(["--config", config, "--workspace", ws.root, "doctor"], { env: KEY });
+  assertEquals(out.code, 0, out.stdout);
+  assertMatch(out.stdout, /ok +mcp servers +echo: \d+ tools \(operator-configured processes/);
+  await Deno.writeTextFile(config, "mcp_servers:\n  gone:\n    command: /nonexistent/server\n");
+  out = await runCli(["--config", config, "--workspace", ws.root, "doctor"], { env: KEY });
+  assertEquals(out.code, 1);
+  assertMatch(out.stdout, /FAIL +mcp servers +mcp: server "gone" is unavailable: cannot start/);
 });
