@@ -81,9 +81,11 @@ export function createPromptOperator(io: PromptIo): AskOperator {
   return async (request, decision) => {
     if (allowedTools.has(request.tool)) return true;
     const what = await describeCall(request, io);
+    const heading = `${request.tool} needs approval`;
+    // The default ask reason is the heading itself; say it once.
+    const why = decision.reason && decision.reason !== heading ? ` (${decision.reason})` : "";
     await io.write(
-      `\n${paint(io.color, BOLD, `${request.tool} needs approval`)}` +
-        (decision.reason ? ` (${decision.reason})` : "") + `\n${what}\n` +
+      `\n${paint(io.color, BOLD, heading)}${why}\n${what}\n` +
         "[y] allow once  [a] allow " + request.tool + " for this session  [n] deny  " +
         "[r] deny and tell the model why\n> ",
     );

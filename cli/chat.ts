@@ -143,6 +143,8 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
   };
 
   let midLine = false;
+  /** Labels of the calls still running, by id; read-only calls run several at a time. */
+  const running = new Map<string, string>();
   const onEvent = (event: AgentEvent) => {
     switch (event.type) {
       case "text":
@@ -153,18 +155,25 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
         if (midLine) out("\n");
         midLine = false;
         const label = `→ ${event.name}  ${callSummary(event.name, event.input)}`;
-        if (Deno.stdout.isTerminal()) spinner = startSpinner(label);
-        else out(label + "\n");
+        running.set(event.id, label);
+        if (Deno.stdout.isTerminal()) {
+          // One spinner at a time: a second one would keep redrawing after its call ended.
+          spinner?.stop();
+          spinner = startSpinner(label);
+        } else out(label + "\n");
         break;
       }
       case "tool_result": {
         spinner?.stop();
         spinner = undefined;
-        const label = `→ ${event.name}`;
+        const label = running.get(event.toolUseId) ?? `→ ${event.name}`;
+        running.delete(event.toolUseId);
         if (Deno.stdout.isTerminal()) out(`\r\x1b[2K${label}\n`);
         const secs = (event.durationMs / 1000).toFixed(1);
         const summary = `← ${resultSummary(event.name, event.output, event.isError)} · ${secs}s`;
         out((event.isError ? paint(color, "31", summary) : paint(color, "2", summary)) + "\n");
+        const still = [...running.values()].at(-1);
+        if (still !== undefined && Deno.stdout.isTerminal()) spinner = startSpinner(still);
         break;
       }
       case "retry":
@@ -231,6 +240,7 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
     });
     spinner?.stop();
     spinner = undefined;
+    running.clear();
     if (midLine) out("\n");
     if (result.subtype === "cancelled") out(paint(color, "33", "(cancelled)") + "\n");
     else if (result.subtype !== "success") out(paint(color, "31", result.result) + "\n");
@@ -253,7 +263,9 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
       .catch(() => {});
     if (!slash(text)) {
       busy = true;
-      rl.pause();
+      // A paused terminal reads no keys, so Ctrl+C could not cancel the turn; lines typed
+      // meanwhile are dropped by the "line" handler instead.
+      if (!Deno.stdin.isTerminal()) rl.pause();
       try {
         await runPrompt(text);
       } finally {

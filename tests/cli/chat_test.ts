@@ -1,0 +1,591 @@
+/**
+ * `rousseau chat` end to end: the real CLI in a real pseudo-terminal (a private tmux server
+ * per test), typed at with `send-keys` and read back with `capture-pane`, against the
+ * loopback fake Anthropic server. Every wait polls the screen until the expected text shows
+ * up (or a generous limit passes, and the failure shows the screen); nothing is timed.
+ */
+
+import { join } from "node:path";
+import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_helpers/assert.ts";
+import { REPO } from "../_helpers/cli.ts";
+import { type FakeServer, startFakeAnthropic } from "../_helpers/fake_providers.ts";
+import { survivors } from "../_helpers/processes.ts";
+import { type TmpWorkspace, tmpWorkspace } from "../_helpers/tmp_workspace.ts";
+
+/** How long any one wait may take before the test fails, showing the screen. */
+const WAIT_LIMIT_MS = 60_000;
+const POLL_MS = 100;
+/** The approval prompt's choices line (approver/prompt.ts). */
+const CHOICES = "[y] allow once  [a] allow bash for this session  [n] deny  " +
+  "[r] deny and tell the model why";
+
+const decoder = new TextDecoder();
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A chat running in its own tmux server. */
+interface Chat extends AsyncDisposable {
+  /** Sends tmux keys: names such as `Enter`, `C-c`, `C-d`, or plain characters. */
+  keys(...keys: string[]): Promise<void>;
+  /** Types `text` literally (newlines included) in one write. */
+  type(text: string): Promise<void>;
+  /** Types a line and presses Enter. */
+  line(text: string): Promise<void>;
+  /** The whole screen and scrollback, wrapped lines joined, trailing blank lines dropped. */
+  screen(): Promise<string[]>;
+  /** The same with the terminal's colour escapes kept. */
+  painted(): Promise<string>;
+  /** Waits until `text` appears on `count` lines (default 1); returns the screen. */
+  waitFor(text: string, count?: number): Promise<string[]>;
+  /** Waits until the REPL is idle at its `›` prompt for the `count`-th time. */
+  waitForPrompt(count: number): Promise<string[]>;
+  /** Waits for the process to end; returns its exit status. */
+  waitForExit(): Promise<number>;
+}
+
+/** Builds the tmux environment: ours without NO_COLOR, INIT_CWD and any outer tmux. */
+function baseEnv(): Record<string, string> {
+  const {
+    INIT_CWD: _cwd,
+    NO_COLOR: _color,
+    TMUX: _tmux,
+    TMUX_PANE: _pane,
+    ...rest
+  } = Deno.env.toObject();
+  return rest;
+}
+
+/**
+ * Starts `rousseau --workspace ROOT ...args chat ...chatArgs` in `ws.root`, in a fresh
+ * pseudo-terminal of 120×40, with its own config and state directories (or those under
+ * `options.home`).
+ */
+async function openChat(
+  server: FakeServer,
+  ws: TmpWorkspace,
+  args: readonly string[] = [],
+  options: { color?: boolean; home?: string; chatArgs?: readonly string[] } = {},
+): Promise<Chat> {
+  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "rousseau-chat-" }));
+  const root = ws.root;
+  const home = options.home ?? join(base, "home");
+  const socket = join(base, "tmux.sock");
+  const conf = join(base, "tmux.conf");
+  // remain-on-exit keeps the pane after the chat ends, so its exit status can be read.
+  await Deno.writeTextFile(
+    conf,
+    "set -g remain-on-exit on\nset -g status off\nset -g history-limit 10000\n" +
+      "set -g default-terminal xterm-256color\n",
+  );
+  const env: Record<string, string> = {
+    ...baseEnv(),
+    ANTHROPIC_BASE_URL: server.url,
+    ANTHROPIC_API_KEY: "test-key",
+    XDG_DATA_HOME: join(home, "data"),
+    XDG_CONFIG_HOME: join(home, "config"),
+    TERM: "xterm-256color",
+    ...(options.color ? {} : { NO_COLOR: "1" }),
+  };
+
+  const tmux = async (...tmuxArgs: string[]) => {
+    const out = await new Deno.Command("tmux", {
+      args: ["-S", socket, "-f", conf, ...tmuxArgs],
+      clearEnv: true,
+      env,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    return {
+      ok: out.success,
+      stdout: decoder.decode(out.stdout),
+      stderr: decoder.decode(out.stderr),
+    };
+  };
+  const must = async (...tmuxArgs: string[]) => {
+    const out = await tmux(...tmuxArgs);
+    if (!out.ok) throw new Error(`tmux ${tmuxArgs.join(" ")}: ${out.stderr}`);
+    return out.stdout;
+  };
+
+  const command = [
+    Deno.execPath(),
+    "run",
+    "--quiet",
+    "--config",
+    `${REPO}deno.json`,
+    "-P=cli",
+    "--no-prompt",
+    `${REPO}main.ts`,
+    "--workspace",
+    root,
+    ...args,
+    "chat",
+    ...options.chatArgs ?? [],
+  ];
+  // Several arguments: tmux runs the command directly, no shell quoting involved.
+  await must("new-session", "-d", "-x", "120", "-y", "40", "-c", root, ...command);
+  let pid: number;
+  try {
+    pid = Number((await must("display-message", "-p", "#{pane_pid}")).trim());
+  } catch (error) {
+    await tmux("kill-server");
+    await Deno.remove(base, { recursive: true });
+    throw error;
+  }
+
+  const screen = async () => {
+    const text = await must("capture-pane", "-p", "-J", "-S", "-");
+    const lines = text.split("\n").map((l) => l.trimEnd());
+    while (lines.length > 0 && lines.at(-1) === "") lines.pop();
+    return lines;
+  };
+  const dead = async () => {
+    const out = await tmux("display-message", "-p", "#{pane_dead}:#{pane_dead_status}");
+    const [flag, status] = out.stdout.trim().split(":");
+    return flag === "1" ? Number(status) : undefined;
+  };
+  const until = async (what: string, ready: (lines: string[]) => boolean) => {
+    const deadline = performance.now() + WAIT_LIMIT_MS;
+    for (;;) {
+      const lines = await screen();
+      if (ready(lines)) return lines;
+      const status = await dead();
+      const why = status !== undefined
+        ? `the chat exited with ${status} while waiting for ${what}`
+        : performance.now() > deadline
+        ? `gave up waiting for ${what}`
+        : undefined;
+      if (why !== undefined) throw new Error(`chat: ${why}; the screen:\n${lines.join("\n")}`);
+      await sleep(POLL_MS);
+    }
+  };
+
+  const chat: Chat = {
+    async keys(...keys) {
+      await must("send-keys", ...keys);
+    },
+    async type(text) {
+      await must("send-keys", "-l", text);
+    },
+    async line(text) {
+      // One send-keys: the text and its Enter reach the terminal in one write.
+      await must("send-keys", "-l", `${text}\r`);
+    },
+    screen,
+    painted() {
+      return must("capture-pane", "-p", "-e", "-J", "-S", "-");
+    },
+    waitFor(text, count = 1) {
+      return until(
+        `${JSON.stringify(text)} (${count}×)`,
+        (lines) => lines.filter((l) => l.includes(text)).length >= count,
+      );
+    },
+    waitForPrompt(count) {
+      return until(
+        `prompt #${count}`,
+        (lines) => lines.filter((l) => l.startsWith("›")).length >= count && lines.at(-1) === "›",
+      );
+    },
+    async waitForExit() {
+      const deadline = performance.now() + WAIT_LIMIT_MS;
+      for (;;) {
+        const status = await dead();
+        if (status !== undefined) return status;
+        if (performance.now() > deadline) {
+          throw new Error(`chat: did not exit; the screen:\n${(await screen()).join("\n")}`);
+        }
+        await sleep(POLL_MS);
+      }
+    },
+    async [Symbol.asyncDispose]() {
+      await tmux("kill-server");
+      // The chat gets SIGHUP; let it go before its state directory is removed.
+      for (let i = 0; i < 100; i++) {
+        const alive = await Deno.stat(`/proc/${pid}`).then(() => true, () => false);
+        if (!alive) break;
+        await sleep(POLL_MS);
+      }
+      await Deno.remove(base, { recursive: true });
+    },
+  };
+  return chat;
+}
+
+/** The lines after the last one that includes `marker`. */
+function after(lines: string[], marker: string): string[] {
+  const at = lines.findLastIndex((l) => l.includes(marker));
+  return at === -1 ? [] : lines.slice(at + 1);
+}
+
+/** The tool results the fake received in request `i`. */
+function toolResults(server: FakeServer, i: number): { text: string; isError: boolean }[] {
+  const out: { text: string; isError: boolean }[] = [];
+  for (const message of server.requests[i]!.body.messages) {
+    if (message.role !== "user" || !Array.isArray(message.content)) continue;
+    for (const block of message.content) {
+      if (block.type === "tool_result") {
+        out.push({ text: String(block.content), isError: block.is_error === true });
+      }
+    }
+  }
+  return out;
+}
+
+/** The text of the user messages in request `i`. */
+function userTexts(server: FakeServer, i: number): string[] {
+  const out: string[] = [];
+  for (const message of server.requests[i]!.body.messages) {
+    if (message.role !== "user" || !Array.isArray(message.content)) continue;
+    for (const block of message.content) if (block.type === "text") out.push(block.text);
+  }
+  return out;
+}
+
+async function waitForProcess(marker: string): Promise<void> {
+  const deadline = performance.now() + WAIT_LIMIT_MS;
+  while (performance.now() < deadline) {
+    const ps = await new Deno.Command("pgrep", { args: ["-f", marker], stdout: "piped" }).output();
+    if (decoder.decode(ps.stdout).trim() !== "") return;
+    await sleep(POLL_MS);
+  }
+  throw new Error(`no process with ${marker} appeared`);
+}
+
+Deno.test("chat: an approved bash call shows the prompt, the tool line, the result and the reply", async () => {
+  await using ws = await tmpWorkspace();
+  await using server = startFakeAnthropic([
+    { text: "Let me check.", tools: [{ name: "bash", input: { command: "echo hi" } }] },
+    { text: "It printed hi." },
+  ]);
+  await using chat = await openChat(server, ws);
+  const header = await chat.waitForPrompt(1);
+  assertMatch(header[0]!, /^rousseau anthropic\/\S+ · session [0-9a-f-]{36}$/);
+  assertStringIncludes(header[1]!, `approver=pattern · confinement=${ws.root}`);
+  assertEquals(header[2], "Type a task, /help for commands, Ctrl+D to leave.");
+
+  await chat.line("say hi");
+  await chat.waitFor(CHOICES);
+  await chat.keys("y", "Enter");
+  const lines = await chat.waitForPrompt(2);
+  const turn = after(lines, "› say hi");
+  assertEquals(turn.slice(0, 7), [
+    "Let me check.",
+    "",
+    "bash needs approval",
+    "$ echo hi",
+    CHOICES,
+    "> y",
+    "→ bash  echo hi",
+  ]);
+  assertMatch(turn[7]!, /^← exit 0 · 1 line · \d+\.\ds$/);
+  assertEquals(turn.slice(8), ["It printed hi.", "›"]);
+
+  assertEquals(server.requests.length, 2);
+  assertEquals(userTexts(server, 0), ["say hi"]);
+  assertEquals(toolResults(server, 1), [{ text: "hi\n", isError: false }]);
+});
+
+Deno.test("chat: a denial with a reason reaches the model as an error result", async (t) => {
+  await using ws = await tmpWorkspace();
+  const notes = ws.path("notes.txt");
+  await using server = startFakeAnthropic([
+    { tools: [{ name: "write", input: { path: notes, content: "hello\n" } }] },
+    { text: "Understood, no notes." },
+    { tools: [{ name: "bash", input: { command: "rm -rf build" } }] },
+    { text: "Leaving build alone." },
+  ]);
+  await using chat = await openChat(server, ws);
+  await chat.waitForPrompt(1);
+
+  await t.step("n and the reason on the answer line", async () => {
+    await chat.line("write some notes");
+    const shown = await chat.waitFor("[r] deny and tell the model why");
+    const preview = after(shown, "write needs approval");
+    assertEquals(preview[0], `${notes} (new file)`);
+    assert(preview.includes("+hello"), preview.join("\n"));
+    await chat.line("n not in this repo");
+    const turn = after(await chat.waitForPrompt(2), "> n not in this repo");
+    assertEquals(turn[0], `→ write  ${notes}`);
+    assertMatch(
+      turn[1]!,
+      /^← tool call blocked: denied by the operator: not in this repo · \d+\.\ds$/,
+    );
+    assertEquals(turn.slice(2), ["Understood, no notes.", "›"]);
+    assertEquals(toolResults(server, 1), [{
+      text: "tool call blocked: denied by the operator: not in this repo",
+      isError: true,
+    }]);
+    assertEquals(await Deno.stat(notes).then(() => true, () => false), false);
+  });
+
+  await t.step("r, then the reason at its own prompt", async () => {
+    await chat.line("clean the build");
+    await chat.waitFor(CHOICES);
+    await chat.line("r");
+    await chat.waitFor("reason:");
+    await chat.line("Keep The Cache");
+    const turn = after(await chat.waitForPrompt(3), "reason: Keep The Cache");
+    assertEquals(turn[0], "→ bash  rm -rf build");
+    assertEquals(turn.slice(2), ["Leaving build alone.", "›"]);
+    assertEquals(toolResults(server, 3).at(-1), {
+      text: "tool call blocked: denied by the operator: Keep The Cache",
+      isError: true,
+    });
+  });
+});
+
+Deno.test("chat: a allows the tool for the rest of the session", async () => {
+  await using ws = await tmpWorkspace();
+  await using server = startFakeAnthropic([
+    { tools: [{ name: "bash", input: { command: "echo one" } }] },
+    { text: "first done" },
+    { tools: [{ name: "bash", input: { command: "echo two" } }] },
+    { text: "second done" },
+  ]);
+  await using chat = await openChat(server, ws);
+  await chat.waitForPrompt(1);
+  await chat.line("first");
+  await chat.waitFor(CHOICES);
+  await chat.line("a");
+  await chat.waitForPrompt(2);
+  await chat.line("second");
+  const lines = await chat.waitForPrompt(3);
+  assertEquals(lines.filter((l) => l.includes("needs approval")).length, 1, lines.join("\n"));
+  assertEquals(after(lines, "› second")[0], "→ bash  echo two");
+  assertEquals(toolResults(server, 3).at(-1), { text: "two\n", isError: false });
+});
+
+Deno.test("chat: Ctrl+C stops a running bash call, kills it and returns to the prompt", async () => {
+  await using ws = await tmpWorkspace();
+  // A unique duration makes the sleep itself findable by its command line.
+  const marker = `sleep 3600.${crypto.getRandomValues(new Uint32Array(1))[0]}`;
+  await using server = startFakeAnthropic([
+    { text: "Starting the long job.", tools: [{ name: "bash", input: { command: marker } }] },
+    { text: "Still here." },
+  ]);
+  // `--allow bash` does not get past chat's default ask rule (ask rules come before allow
+  // rules), so this chat lets every call run.
+  await using chat = await openChat(server, ws, ["--approver", "allow_all"]);
+  await chat.waitForPrompt(1);
+  await chat.line("run the long job");
+  await chat.waitFor(`→ bash  ${marker}`);
+  await waitForProcess(marker);
+  await chat.keys("C-c");
+  const turn = after(await chat.waitForPrompt(2), "› run the long job");
+  assertEquals(turn[0], "Starting the long job.");
+  assertEquals(turn[1], `→ bash  ${marker}`);
+  assertMatch(turn[2]!, /^← bash: cancelled · \d+\.\ds$/);
+  assertEquals(turn.slice(3), ["(cancelled)", "›"]);
+  assertEquals(await survivors(marker), 0);
+  assertEquals(server.requests.length, 1, "a cancelled turn asks the model nothing more");
+
+  await chat.line("are you there?");
+  assertEquals(after(await chat.waitForPrompt(3), "› are you there?"), ["Still here.", "›"]);
+  assertEquals(userTexts(server, 1).at(-1), "are you there?");
+  assertEquals(toolResults(server, 1), [{ text: "bash: cancelled", isError: true }]);
+});
+
+Deno.test("chat: Ctrl+C while the model is silent cancels the turn", async () => {
+  await using ws = await tmpWorkspace();
+  await using server = startFakeAnthropic([{ hang: true }, { text: "Back again." }]);
+  await using chat = await openChat(server, ws);
+  await chat.waitForPrompt(1);
+  await chat.line("think hard");
+  await server.waitForRequest(1);
+  await chat.keys("C-c");
+  assertEquals(after(await chat.waitForPrompt(2), "› think hard"), ["(cancelled)", "›"]);
+  await chat.line("again");
+  assertEquals(after(await chat.waitForPrompt(3), "› again"), ["Back again.", "›"]);
+  assertEquals(userTexts(server, 1), ["think hard", "again"]);
+});
+
+Deno.test("chat: Ctrl+C at the approval prompt denies the call and cancels the turn", async () => {
+  await using ws = await tmpWorkspace();
+  await using server = startFakeAnthropic([
+    { tools: [{ name: "bash", input: { command: "touch made" } }] },
+    { text: "Not touched." },
+  ]);
+  await using chat = await openChat(server, ws);
+  await chat.waitForPrompt(1);
+  await chat.line("make a file");
+  await chat.waitFor(CHOICES);
+  await chat.keys("C-c");
+  const turn = after(await chat.waitForPrompt(2), CHOICES);
+  assertEquals(turn[0], "→ bash  touch made");
+  assertMatch(
+    turn[1]!,
+    /^← tool call blocked: the operator cancelled the approval prompt · \d+\.\ds$/,
+  );
+  assertEquals(turn.slice(2), ["(cancelled)", "›"]);
+  assertEquals(server.requests.length, 1);
+  assertEquals(await Deno.stat(ws.path("made")).then(() => true, () => false), false);
+
+  await chat.line("ok");
+  await chat.waitForPrompt(3);
+  assertEquals(toolResults(server, 1), [{
+    text: "tool call blocked: the operator cancelled the approval prompt",
+    isError: true,
+  }]);
+});
+
+Deno.test("chat: /help, /tools, /session and unknown commands answer locally; /exit leaves with 0", async () => {
+  await using ws = await tmpWorkspace();
+  await using server = startFakeAnthropic([]);
+  await using chat = await openChat(server, ws);
+  const header = await chat.waitForPrompt(1);
+  const session = header[0]!.match(/session (\S+)$/)![1]!;
+
+  await chat.line("/help");
+  const help = after(await chat.waitForPrompt(2), "› /help");
+  assertEquals(help[0], "Commands:");
+  for (const command of ["/help", "/tools", "/approver", "/session", "/exit"]) {
+    assert(
+      help.some((l) => l.trimStart().startsWith(command)),
+      `${command} in:\n${help.join("\n")}`,
+    );
+  }
+
+  await chat.line("/tools");
+  const tools = after(await chat.waitForPrompt(3), "› /tools");
+  assertEquals(tools.map((l) => l.split(/\s+/, 1)[0]), [
+    "bash",
+    "edit",
+    "grep",
+    "read",
+    "write",
+    "›",
+  ]);
+
+  await chat.line("/session");
+  assertEquals(after(await chat.waitForPrompt(4), "› /session"), [
+    `session ${session} (0 messages)`,
+    "›",
+  ]);
+
+  await chat.line("/nope");
+  assertEquals(after(await chat.waitForPrompt(5), "› /nope"), [
+    "unknown command /nope (try /help)",
+    "›",
+  ]);
+
+  await chat.keys("C-c");
+  await chat.waitFor("(Ctrl+D or /exit leaves)");
+  await chat.waitForPrompt(6);
+
+  await chat.line("/exit");
+  assertEquals(await chat.waitForExit(), 0);
+  assertEquals(server.requests.length, 0, "slash commands never reach the model");
+});
+
+Deno.test("chat: Ctrl+D on an empty line leaves with 0", async () => {
+  await using ws = await tmpWorkspace();
+  await using server = startFakeAnthropic([]);
+  await using chat = await openChat(server, ws);
+  await chat.waitForPrompt(1);
+  await chat.keys("C-d");
+  assertEquals(await chat.waitForExit(), 0);
+  assertEquals(server.requests.length, 0);
+});
+
+Deno.test("chat: a multi-line paste is one prompt", async () => {
+  await using ws = await tmpWorkspace();
+  await using server = startFakeAnthropic([{ text: "Got both lines." }]);
+  await using chat = await openChat(server, ws);
+  await chat.waitForPrompt(1);
+  await chat.type("first line of the task\nsecond line of the task\n");
+  const lines = await chat.waitForPrompt(2);
+  assertEquals(after(lines, "› first line of the task"), [
+    "second line of the task",
+    "Got both lines.",
+    "›",
+  ]);
+  assertEquals(server.requests.length, 1);
+  assertEquals(userTexts(server, 0), ["first line of the task\nsecond line of the task"]);
+});
+
+Deno.test("chat: read-only calls that run together each get their line, and the prompt stays", async () => {
+  await using ws = await tmpWorkspace({ files: { "a.txt": "alpha\n" } });
+  await using server = startFakeAnthropic([
+    {
+      text: "Looking.",
+      tools: [
+        { name: "read", input: { path: ws.path("a.txt") } },
+        { name: "grep", input: { pattern: "alpha", path: ws.root } },
+      ],
+    },
+    { text: "Found alpha." },
+  ]);
+  await using chat = await openChat(server, ws);
+  await chat.waitForPrompt(1);
+  await chat.line("find alpha");
+  const turn = after(await chat.waitForPrompt(2), "› find alpha");
+  assertEquals(turn[0], "Looking.");
+  assert(turn.includes(`→ read  ${ws.path("a.txt")}`), turn.join("\n"));
+  assert(turn.includes(`→ grep  alpha ${ws.root}`), turn.join("\n"));
+  assertEquals(turn.filter((l) => l.startsWith("← ")).length, 2, turn.join("\n"));
+  assertEquals(turn.slice(-2), ["Found alpha.", "›"]);
+  // A spinner left running would keep redrawing over the prompt line.
+  await chat.line("/session");
+  const next = after(await chat.waitForPrompt(3), "› /session");
+  assertEquals(next.length, 2, next.join("\n"));
+  assertEquals(toolResults(server, 1).map((r) => r.isError), [false, false]);
+});
+
+Deno.test("chat: --session resumes a stored conversation", async () => {
+  await using ws = await tmpWorkspace();
+  await using server = startFakeAnthropic([
+    { text: "Noted: the word is kiwi." },
+    { text: "The word was kiwi." },
+  ]);
+  const home = await Deno.makeTempDir({ prefix: "rousseau-chat-home-" });
+  try {
+    let session: string;
+    {
+      await using first = await openChat(server, ws, [], { home });
+      session = (await first.waitForPrompt(1))[0]!.match(/session (\S+)$/)![1]!;
+      await first.line("remember the word kiwi");
+      await first.waitForPrompt(2);
+      await first.line("/exit");
+      assertEquals(await first.waitForExit(), 0);
+    }
+    await using chat = await openChat(server, ws, [], { home, chatArgs: ["--session", session] });
+    const header = await chat.waitForPrompt(1);
+    assertMatch(header[0]!, new RegExp(`session ${session}$`));
+    await chat.line("/session");
+    assertEquals(after(await chat.waitForPrompt(2), "› /session"), [
+      `session ${session} (2 messages)`,
+      "›",
+    ]);
+    await chat.line("what was the word?");
+    await chat.waitForPrompt(3);
+    assertEquals(userTexts(server, 1), ["remember the word kiwi", "what was the word?"]);
+    assertEquals(server.requests[1]!.body.messages[1].content[0].text, "Noted: the word is kiwi.");
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("chat: without NO_COLOR the approval heading and the diff are coloured", async () => {
+  await using ws = await tmpWorkspace();
+  await using server = startFakeAnthropic([
+    { tools: [{ name: "write", input: { path: ws.path("c.txt"), content: "green\n" } }] },
+    { text: "ok" },
+  ]);
+  await using chat = await openChat(server, ws, [], { color: true });
+  await chat.waitForPrompt(1);
+  await chat.line("write c");
+  await chat.waitFor("[r] deny and tell the model why");
+  const painted = await chat.painted();
+  assertStringIncludes(painted, "\x1b[1mwrite needs approval");
+  assertStringIncludes(painted, "\x1b[32m+green");
+  await chat.line("n");
+  await chat.waitForPrompt(2);
+  assertEquals(toolResults(server, 1), [{
+    text: "tool call blocked: denied by the operator",
+    isError: true,
+  }]);
+});
