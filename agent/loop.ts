@@ -83,14 +83,20 @@ export async function runTurn(messages: Message[], options: TurnOptions): Promis
   const runCall = async (call: ToolUseBlock): Promise<ToolResultBlock> => {
     emit({ type: "tool_use", id: call.id, name: call.name, input: call.input });
     const started = performance.now();
-    const answer = (output: string, isError: boolean, denial?: Denial): ToolResultBlock => {
+    const answer = (
+      output: string,
+      isError: boolean,
+      denial?: Denial,
+      ran?: number,
+    ): ToolResultBlock => {
       emit({
         type: "tool_result",
         toolUseId: call.id,
         name: call.name,
         output,
         isError,
-        durationMs: Math.round(performance.now() - started),
+        // The tool's own time when it ran: an approval's wait is not the tool's.
+        durationMs: ran ?? Math.round(performance.now() - started),
         ...(denial === undefined ? {} : { denial }),
       });
       return { type: "tool_result", toolUseId: call.id, content: output, isError };
@@ -109,7 +115,7 @@ export async function runTurn(messages: Message[], options: TurnOptions): Promis
       denials.push(denial);
       return answer(result.output, true, denial);
     }
-    return answer(result.output, result.isError);
+    return answer(result.output, result.isError, undefined, result.durationMs);
   };
 
   /** Consecutive read-only calls run together; anything else runs alone, in order. */

@@ -39,6 +39,8 @@ export interface GateOptions {
 export interface GatedResult extends ToolResult {
   /** The settled decision (never `ask`); absent for an unknown tool. */
   readonly decision?: Decision;
+  /** How long the tool ran, without the time an approval took; absent when it never ran. */
+  readonly durationMs?: number;
 }
 
 /** The text a denial reaches the model with. */
@@ -103,5 +105,5 @@ export async function callTool(
     result.isError ? "tool.error" : "tool.done",
     result.isError ? { reason: result.output, duration_ms: duration } : { duration_ms: duration },
   );
-  return { ...result, decision };
+  return { ...result, decision, durationMs: duration };
 }

@@ -62,8 +62,16 @@ export function resolvePolicy(
   configured: PolicyConfig | undefined,
   flags: PolicyFlags,
 ): Policy {
-  const base: PolicyConfig = configured ?? defaultPolicy(command);
   const allow = (flags.allow ?? []).map((v) => flagRule("--allow", v));
+  let base: PolicyConfig = configured ?? defaultPolicy(command);
+  if (configured === undefined) {
+    // `--allow edit` in chat means "do not ask me about edit": a whole-tool allow on the
+    // command line lifts the default's ask for that tool. A configured policy's asks stay.
+    const lifted = new Set(
+      allow.filter((rule) => rule.match === undefined).map((r) => r.tool.toLowerCase()),
+    );
+    base = { ...base, ask: (base.ask ?? []).filter((rule) => !lifted.has(rule.tool ?? "")) };
+  }
   const deny = (flags.deny ?? []).map((v) => flagRule("--deny", v));
   let mode = flags.approver ?? base.mode;
   const modeName = (mode ?? "pattern").trim().toLowerCase();

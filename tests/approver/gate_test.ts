@@ -110,12 +110,18 @@ Deno.test("gate: git status; touch marker is blocked and nothing runs", async ()
 Deno.test("gate: an allowed call runs and is audited as execute then done", async () => {
   await using ws = await tmpWorkspace({ files: { "a.txt": "hello" } });
   const options = gate(ws, READ_ONLY, { sessionId: "s-1" });
-  const result = await callTool(options, "bash", { command: "cat a.txt" }, signal());
+  const { durationMs, ...result } = await callTool(
+    options,
+    "bash",
+    { command: "cat a.txt" },
+    signal(),
+  );
   assertEquals(result, {
     output: "hello",
     isError: false,
     decision: { decision: "allow", rule: "allow[1]" },
   });
+  assertEquals(typeof durationMs, "number");
   assertEquals(shapes(options.audit.events), [
     {
       event: "tool.execute",

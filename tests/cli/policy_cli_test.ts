@@ -377,6 +377,29 @@ Deno.test("resolvePolicy: defaults, flags and their combination", async (t) => {
       rule: "allow[2]",
     });
   });
+  await t.step("chat: --allow edit lifts the default ask for edit only", async () => {
+    assertEquals((await decide("chat", {}, "edit", { path: "/a" })).decision, "ask");
+    assertEquals(
+      (await decide("chat", { allow: ["edit"] }, "edit", { path: "/a" })).decision,
+      "allow",
+    );
+    assertEquals(
+      (await decide("chat", { allow: ["edit"] }, "bash", { command: "ls" })).decision,
+      "ask",
+    );
+    // A regex allow does not lift the ask: calls it does not match must still be asked about.
+    assertEquals(
+      (await decide("chat", { allow: ['bash:"ls"'] }, "bash", { command: "ls" })).decision,
+      "ask",
+    );
+  });
+  await t.step("chat: a configured ask is not lifted by --allow", async () => {
+    const configured = { ask: [{ tool: "edit" }], allow: [{ tool: "read" }] };
+    assertEquals(
+      (await decide("chat", { allow: ["edit"] }, "edit", { path: "/a" }, configured)).decision,
+      "ask",
+    );
+  });
   await t.step("run: --deny read takes read away", async () => {
     assertEquals((await decide("run", { deny: ["read"] }, "read", { path: "/a" })).rule, "deny[0]");
   });
