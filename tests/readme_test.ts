@@ -1,0 +1,152 @@
+/**
+ * The README's quick start, run as a new user would: in a fresh copy of the repository, the
+ * block's own command lines, with only the model server swapped for the loopback fake
+ * OpenAI-compatible one. `doctor` must pass, and `chat` (in a real pseudo-terminal) must get
+ * from a typed request to an edited file after one `y`.
+ */
+
+import { dirname, join } from "node:path";
+import { assert, assertEquals, assertStringIncludes } from "./_helpers/assert.ts";
+import { REPO } from "./_helpers/cli.ts";
+import { startFakeOpenAI } from "./_helpers/fake_providers.ts";
+
+const decoder = new TextDecoder();
+const WAIT_LIMIT_MS = 90_000;
+
+/** The command lines of the README's "Quick start" shell block. */
+async function quickStart(): Promise<string[]> {
+  const readme = await Deno.readTextFile(join(REPO, "README.md"));
+  const section = readme.split("\n## Quick start\n")[1]?.split("\n## ")[0] ?? "";
+  const block = section.match(/```sh\n([\s\S]*?)```/)?.[1];
+  assert(block !== undefined, "README.md: no sh block under ## Quick start");
+  return block.split("\n").map((line) => line.replace(/\s+#.*$/, "").trim()).filter(Boolean);
+}
+
+/** The repository's files as a user's clone has them (tracked and new, not ignored). */
+async function freshCopy(): Promise<string> {
+  const listed = await new Deno.Command("git", {
+    args: ["ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+    cwd: REPO,
+    stdout: "piped",
+  }).output();
+  assert(listed.success, "git ls-files failed");
+  const target = await Deno.realPath(await Deno.makeTempDir({ prefix: "rousseau-clone-" }));
+  for (const file of decoder.decode(listed.stdout).split("\0").filter(Boolean)) {
+    const from = join(REPO, file);
+    if (!await Deno.stat(from).then((s) => s.isFile, () => false)) continue; // deleted, unstaged
+    await Deno.mkdir(dirname(join(target, file)), { recursive: true });
+    await Deno.copyFile(from, join(target, file));
+  }
+  return target;
+}
+
+function userEnv(home: string, baseUrl: string): Record<string, string> {
+  const { INIT_CWD: _, NO_COLOR: _c, TMUX: _t, TMUX_PANE: _p, ...rest } = Deno.env.toObject();
+  return {
+    ...rest,
+    XDG_CONFIG_HOME: join(home, "config"),
+    XDG_DATA_HOME: join(home, "data"),
+    ANTHROPIC_API_KEY: "",
+    OPENAI_API_KEY: "",
+    OPENAI_BASE_URL: baseUrl,
+    NO_COLOR: "1",
+    TERM: "xterm-256color",
+  };
+}
+
+Deno.test("README quick start: doctor passes and chat edits a file, in a fresh copy", async () => {
+  const lines = await quickStart();
+  const exports = lines.filter((line) => line.startsWith("export "));
+  const commands = lines.filter((line) => !line.startsWith("export "));
+  assertEquals(exports.map((line) => line.split("=")[0]), ["export OPENAI_BASE_URL"]);
+  assertEquals(commands.length, 2, lines.join("\n"));
+  assert(commands[0]!.endsWith(" doctor"), commands[0]);
+  assert(commands[1]!.endsWith(" chat"), commands[1]);
+
+  const clone = await freshCopy();
+  const home = await Deno.makeTempDir({ prefix: "rousseau-home-" });
+  const target = join(clone, "hello.txt");
+  await using server = startFakeOpenAI([
+    {
+      text: "I'll create it.",
+      tools: [{ name: "write", input: { path: target, content: "hi\n" } }],
+    },
+    { text: "Created hello.txt." },
+  ]);
+  const env = userEnv(home, server.url);
+  const socket = join(home, "tmux.sock");
+  const tmux = (...args: string[]) =>
+    new Deno.Command("tmux", {
+      args: ["-S", socket, ...args],
+      env,
+      clearEnv: true,
+      stdout: "piped",
+    })
+      .output();
+  try {
+    const doctor = await new Deno.Command("sh", {
+      args: ["-c", commands[0]!],
+      cwd: clone,
+      env,
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const report = decoder.decode(doctor.stdout);
+    assertEquals(doctor.code, 0, report + decoder.decode(doctor.stderr));
+    assertStringIncludes(report, `ok    workspace     confined to ${clone}`);
+
+    const conf = join(home, "tmux.conf");
+    await Deno.writeTextFile(conf, "set -g remain-on-exit on\nset -g status off\n");
+    const started = await tmux(
+      "-f",
+      conf,
+      "new-session",
+      "-d",
+      "-x",
+      "120",
+      "-y",
+      "40",
+      "-c",
+      clone,
+      "sh",
+      "-c",
+      commands[1]!,
+    );
+    assert(started.success, "tmux did not start");
+    const screen = async () =>
+      decoder.decode((await tmux("capture-pane", "-p", "-J", "-S", "-")).stdout);
+    const waitFor = async (text: string) => {
+      const deadline = Date.now() + WAIT_LIMIT_MS;
+      for (;;) {
+        const shown = await screen();
+        if (shown.includes(text)) return shown;
+        if (Date.now() > deadline) throw new Error(`"${text}" never appeared:\n${shown}`);
+        await new Promise((resolve) => setTimeout(resolve, 150));
+      }
+    };
+    await waitFor("›");
+    await tmux("send-keys", "-l", "create hello.txt saying hi");
+    await tmux("send-keys", "Enter");
+    await waitFor("[y] allow once");
+    await tmux("send-keys", "y", "Enter");
+    await waitFor("Created hello.txt.");
+    assertEquals(await Deno.readTextFile(target), "hi\n");
+    await tmux("send-keys", "-l", "/exit");
+    await tmux("send-keys", "Enter");
+    const pane = async (format: string) =>
+      decoder.decode((await tmux("display-message", "-p", format)).stdout).trim();
+    const deadline = Date.now() + WAIT_LIMIT_MS;
+    while (await pane("#{pane_dead}") !== "1") {
+      if (Date.now() > deadline) throw new Error(`chat did not exit:\n${await screen()}`);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    }
+    const status = await pane("#{pane_dead_status}");
+    assertEquals(status, "0", await screen());
+    assertEquals(server.requests[0]!.body.model, "qwen3");
+  } finally {
+    await tmux("kill-server");
+    await Deno.remove(clone, { recursive: true });
+    await Deno.remove(home, { recursive: true });
+  }
+});
