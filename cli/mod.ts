@@ -175,6 +175,15 @@ Examples:
   program.command("tools")
     .description("list the registered tools")
     .option("--json", "print [{name, description, input_schema}] sorted by name")
+    .addHelpText(
+      "after",
+      `
+Built-ins, your modules (tools.modules) and MCP servers' tools (mcp__<server>__<tool>).
+
+Examples:
+  rousseau tools
+  rousseau --config config.yaml tools --json | jq -r '.[].name'`,
+    )
     .action((_opts: unknown, command: Command) => {
       run(() => toolsCommand(command.optsWithGlobals()));
     });
@@ -256,6 +265,7 @@ Examples:
 
   program.command("version")
     .description("print the version, the Deno version and the build target")
+    .addHelpText("after", "\nExample:\n  rousseau version")
     .action(() => {
       run(async () => {
         await writeStdout(

@@ -1,5 +1,5 @@
 import { runCli } from "../_helpers/cli.ts";
-import { assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
+import { assertEquals, assertMatch, assertStringIncludes } from "../_helpers/assert.ts";
 
 Deno.test("tools --json prints [{name, description, input_schema}] sorted by name", async () => {
   const run = await runCli(["tools", "--json"]);
@@ -37,4 +37,28 @@ Deno.test("--help and --version print on stdout and exit 0", async () => {
   assertStringIncludes(toolHelp.stdout, "Examples:");
   const version = await runCli(["--version"]);
   assertEquals(version, { code: 0, stdout: "0.1.0\n", stderr: "" });
+});
+
+Deno.test("--help: every command has a description and examples, on stdout, exit 0", async () => {
+  const commands = [
+    "tool",
+    "tools",
+    "run",
+    "chat",
+    "mcp",
+    "session",
+    "policy",
+    "audit",
+    "init",
+    "doctor",
+    "version",
+  ];
+  const top = await runCli(["--help"]);
+  assertEquals(top.code, 0);
+  for (const command of commands) {
+    assertMatch(top.stdout, new RegExp(`\\n  ${command}\\b`), `${command} missing from --help`);
+    const out = await runCli([command, "--help"]);
+    assertEquals(out.code, 0, `${command} --help: ${out.stderr}`);
+    assertMatch(out.stdout, /\nExamples?:\n {2}rousseau /, `${command} --help has no example`);
+  }
 });
