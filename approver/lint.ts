@@ -9,6 +9,7 @@
 import { canonicalJson } from "./canonical_json.ts";
 import { type ApproverOptions, PATH_TOOLS, ruleMatches } from "./approver.ts";
 import { type ListName, LISTS, type Policy, type Rule } from "./rules.ts";
+import { didYouMean } from "./suggest.ts";
 
 /** One finding, at a rule's position (`allow[2]`) or `policy` for the whole. */
 export interface Finding {
@@ -53,21 +54,6 @@ function callOf(rule: Rule, example: unknown): { tool: string; input: unknown } 
     return { tool: record.tool.toLowerCase(), input: record.input };
   }
   return "this rule names no tool, so each example must be {tool: NAME, input: {...}}";
-}
-
-/** Edit distance, for "did you mean". */
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let diagonal = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const above = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diagonal = above;
-    }
-  }
-  return row[b.length]!;
 }
 
 /** Reasons a rule's own fields make it unable to match anything. */
@@ -132,12 +118,12 @@ export async function testPolicy(policy: Policy, options: TestOptions): Promise<
         rule.tool !== undefined && !registered.has(rule.tool) &&
         !prefixes.some((prefix) => rule.tool!.startsWith(prefix))
       ) {
-        const near = [...registered].filter((name) => distance(name, rule.tool!) <= 2);
+        const near = didYouMean(rule.tool, registered);
         warnings.push({
           rule: rule.label,
           message: `tool ${JSON.stringify(rule.tool)} is not registered` +
-            (near.length > 0
-              ? ` (did you mean ${near.join(" or ")}?)`
+            (near !== undefined
+              ? ` (did you mean ${near}?)`
               : ` (registered: ${[...registered].sort().join(", ")})`),
         });
       }

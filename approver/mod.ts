@@ -33,3 +33,4 @@ export {
 } from "./audit.ts";
 export { createPromptOperator, describeCall, type PromptIo } from "./prompt.ts";
 export { type Finding, type PolicyReport, type TestOptions, testPolicy } from "./lint.ts";
+export { didYouMean } from "./suggest.ts";

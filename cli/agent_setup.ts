@@ -14,7 +14,8 @@ import {
   createAuditFile,
   type Policy,
 } from "../approver/mod.ts";
-import { DEFAULT_MAX_ITERATIONS } from "../agent/loop.ts";
+import { DEFAULT_MAX_ITERATIONS, runTurn } from "../agent/loop.ts";
+import type { AgentEvent, TurnResult } from "../agent/types.ts";
 import { openSessionStore, type SessionStore } from "../agent/session_store.ts";
 import { defaultSystemPrompt } from "../agent/system_prompt.ts";
 import type { GateOptions } from "../agent/tool_host.ts";
@@ -53,6 +54,12 @@ export interface AgentSetup extends AsyncDisposable {
   readonly maxIterations: number;
   readonly layers: Layers;
   readonly log: Logger;
+  /** Runs one turn on the user's `text`; every message is stored as it is added. */
+  turn(
+    text: string,
+    signal: AbortSignal,
+    onEvent: (event: AgentEvent) => void,
+  ): Promise<TurnResult>;
 }
 
 /** The sessions database under the state directory. */
@@ -151,6 +158,8 @@ export async function openAgent(
     };
     const opened = host;
     const mcp = sources;
+    const system = config.values.agent?.system_prompt ??
+      defaultSystemPrompt(context.workspace.roots, tools.registry.names());
     return {
       config,
       policy,
@@ -160,9 +169,22 @@ export async function openAgent(
       store,
       sessionId,
       messages,
-      system: config.values.agent?.system_prompt ??
-        defaultSystemPrompt(context.workspace.roots, tools.registry.names()),
+      system,
       maxIterations,
+      turn(text, signal, onEvent) {
+        const message = { role: "user" as const, content: [{ type: "text" as const, text }] };
+        messages.push(message);
+        store.append(sessionId, message);
+        return runTurn(messages, {
+          provider,
+          gate,
+          system,
+          maxIterations,
+          signal,
+          onEvent,
+          onMessage: (added) => store.append(sessionId, added),
+        });
+      },
       layers: describeLayers(policy, context.workspace, grants, context.sandbox),
       log,
       async [Symbol.asyncDispose]() {

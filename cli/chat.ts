@@ -11,7 +11,6 @@
 import { createInterface, type Interface } from "node:readline";
 import process from "node:process";
 import { join } from "node:path";
-import { runTurn } from "../agent/loop.ts";
 import type { AgentEvent } from "../agent/types.ts";
 import { createPromptOperator } from "../approver/mod.ts";
 import { type AgentFlags, openAgent } from "./agent_setup.ts";
@@ -99,7 +98,7 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
     color,
   });
   await using agent = await openAgent("chat", flags, { operator });
-  const { store, sessionId, provider, layers } = agent;
+  const { sessionId, provider, layers } = agent;
   const historyPath = join(agent.config.stateDir, "chat_history");
   const history = await loadHistory(historyPath);
 
@@ -225,19 +224,8 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
   const runPrompt = async (text: string) => {
     turn = new AbortController();
     const turnSignal = AbortSignal.any([signal, turn.signal]);
-    const message = { role: "user" as const, content: [{ type: "text" as const, text }] };
-    agent.messages.push(message);
-    store.append(sessionId, message);
     midLine = false;
-    const result = await runTurn(agent.messages, {
-      provider,
-      gate: agent.gate,
-      system: agent.system,
-      maxIterations: agent.maxIterations,
-      signal: turnSignal,
-      onEvent,
-      onMessage: (m) => store.append(sessionId, m),
-    });
+    const result = await agent.turn(text, turnSignal, onEvent);
     spinner?.stop();
     spinner = undefined;
     running.clear();

@@ -9,7 +9,7 @@
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { z } from "zod";
-import type { PolicyConfig } from "../approver/mod.ts";
+import { didYouMean, type PolicyConfig } from "../approver/mod.ts";
 import type { McpServerConfig } from "../agent/mcp_sources.ts";
 import { DEFAULT_LIMITS, type Limits, parseDuration } from "../tools/mod.ts";
 import { UsageError } from "./errors.ts";
@@ -156,30 +156,8 @@ function leafPaths(schema: unknown, prefix = ""): string[] {
   );
 }
 
-function editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let previous = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const current = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
-      previous = current;
-    }
-  }
-  return row[b.length]!;
-}
-
-/** The closest of `known` to `key`, when it is close enough to be a typo. */
-export function didYouMean(key: string, known: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const candidate of known) {
-    const d = editDistance(key, candidate);
-    if (d < bestDistance) [best, bestDistance] = [candidate, d];
-  }
-  return bestDistance <= Math.max(2, Math.floor(key.length / 3)) ? best : undefined;
-}
+/** The closest known key to a mistyped one (re-exported for tests and callers). */
+export { didYouMean };
 
 // deno-lint-ignore no-explicit-any
 function recordValue(schema: any): unknown {

@@ -6,7 +6,6 @@
  * @module
  */
 
-import { runTurn } from "../agent/loop.ts";
 import type { AgentEvent, TurnResult } from "../agent/types.ts";
 import { createPromptOperator } from "../approver/mod.ts";
 import { parseDuration } from "../tools/mod.ts";
@@ -84,7 +83,7 @@ export async function runCommand(
       }
       : {}),
   });
-  const { store, sessionId, provider, layers, log } = agent;
+  const { sessionId, provider, layers, log } = agent;
   if (output !== "stream-json") writeSync("stderr", layersLine(layers) + "\n");
   else {
     line({
@@ -140,18 +139,7 @@ export async function runCommand(
     }
   };
 
-  const userMessage = { role: "user" as const, content: [{ type: "text" as const, text }] };
-  agent.messages.push(userMessage);
-  store.append(sessionId, userMessage);
-  const turn: TurnResult = await runTurn(agent.messages, {
-    provider,
-    gate: agent.gate,
-    system: agent.system,
-    maxIterations: agent.maxIterations,
-    signal: turnSignal,
-    onEvent,
-    onMessage: (message) => store.append(sessionId, message),
-  });
+  const turn: TurnResult = await agent.turn(text, turnSignal, onEvent);
 
   let subtype: string = turn.subtype;
   let result = turn.result;
