@@ -20,6 +20,28 @@ function withoutInitCwd(env: Record<string, string>): Record<string, string> {
   return rest;
 }
 
+/** `deno` arguments that run the CLI directly, as `deno task cli` does; append the CLI's own. */
+export const CLI_ARGS: readonly string[] = [
+  "run",
+  "--quiet",
+  "--config",
+  `${REPO}deno.json`,
+  "-P=cli",
+  "--no-prompt",
+  `${REPO}main.ts`,
+];
+
+/** The environment of a CLI run: ours, minus INIT_CWD, with test config and state dirs. */
+function cliEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    ...withoutInitCwd(Deno.env.toObject()),
+    NO_COLOR: "1",
+    XDG_CONFIG_HOME: `${TEST_HOME}/config`,
+    XDG_DATA_HOME: `${TEST_HOME}/data`,
+    ...extra,
+  };
+}
+
 /** What a CLI run produced. */
 export interface CliRun {
   readonly code: number;
@@ -41,13 +63,7 @@ export async function runCli(
     // The inner `deno task` sets INIT_CWD to `cwd` only when it is unset; an outer
     // `deno task test` would otherwise leak its own directory into every run.
     clearEnv: true,
-    env: {
-      ...withoutInitCwd(Deno.env.toObject()),
-      NO_COLOR: "1",
-      XDG_CONFIG_HOME: `${TEST_HOME}/config`,
-      XDG_DATA_HOME: `${TEST_HOME}/data`,
-      ...options.env,
-    },
+    env: cliEnv(options.env),
   }).spawn();
   if (options.stdin !== undefined) {
     const writer = child.stdin.getWriter();
@@ -68,28 +84,13 @@ export function spawnCli(
   options: { env?: Record<string, string>; stdin?: "null" | "piped" } = {},
 ): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--quiet",
-      "--config",
-      `${REPO}deno.json`,
-      "-P=cli",
-      "--no-prompt",
-      `${REPO}main.ts`,
-      ...args,
-    ],
+    args: [...CLI_ARGS, ...args],
     cwd: REPO,
     stdin: options.stdin ?? "null",
     stdout: "piped",
     stderr: "piped",
     clearEnv: true,
-    env: {
-      ...withoutInitCwd(Deno.env.toObject()),
-      NO_COLOR: "1",
-      XDG_CONFIG_HOME: `${TEST_HOME}/config`,
-      XDG_DATA_HOME: `${TEST_HOME}/data`,
-      ...options.env,
-    },
+    env: cliEnv(options.env),
   }).spawn();
 }
 

@@ -7,7 +7,7 @@
 
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_helpers/assert.ts";
-import { REPO } from "../_helpers/cli.ts";
+import { CLI_ARGS } from "../_helpers/cli.ts";
 import { type FakeServer, startFakeAnthropic } from "../_helpers/fake_providers.ts";
 import { survivors } from "../_helpers/processes.ts";
 import { type TmpWorkspace, tmpWorkspace } from "../_helpers/tmp_workspace.ts";
@@ -112,13 +112,7 @@ async function openChat(
 
   const command = [
     Deno.execPath(),
-    "run",
-    "--quiet",
-    "--config",
-    `${REPO}deno.json`,
-    "-P=cli",
-    "--no-prompt",
-    `${REPO}main.ts`,
+    ...CLI_ARGS,
     "--workspace",
     root,
     ...args,

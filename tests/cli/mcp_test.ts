@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { assert, assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
-import { REPO, runCli, TEST_HOME } from "../_helpers/cli.ts";
+import { CLI_ARGS, REPO, runCli, TEST_HOME } from "../_helpers/cli.ts";
 import { startFakeAnthropic } from "../_helpers/fake_providers.ts";
 import { survivors } from "../_helpers/processes.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
@@ -39,13 +39,7 @@ async function serve(workspace: string, args: readonly string[] = []): Promise<S
   const transport = new StdioClientTransport({
     command: Deno.execPath(),
     args: [
-      "run",
-      "--quiet",
-      "--config",
-      `${REPO}deno.json`,
-      "-P=cli",
-      "--no-prompt",
-      `${REPO}main.ts`,
+      ...CLI_ARGS,
       "--workspace",
       workspace,
       ...args,
