@@ -1,16 +1,31 @@
 /**
- * Waiting for processes to be gone, by a marker in their command line.
+ * Waiting for processes to appear or be gone, by a marker in their command line.
  *
  * @module
  */
+
+/** How many live processes have `marker` in their command line. */
+async function count(marker: string): Promise<number> {
+  const ps = await new Deno.Command("pgrep", { args: ["-f", marker], stdout: "piped" }).output();
+  return new TextDecoder().decode(ps.stdout).trim().split("\n").filter(Boolean).length;
+}
 
 /** How many processes whose command line contains `marker` are still alive after up to 5 s. */
 export async function survivors(marker: string): Promise<number> {
   let left = 1;
   for (let i = 0; i < 50 && left > 0; i++) {
-    const ps = await new Deno.Command("pgrep", { args: ["-f", marker], stdout: "piped" }).output();
-    left = new TextDecoder().decode(ps.stdout).trim().split("\n").filter(Boolean).length;
+    left = await count(marker);
     if (left > 0) await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return left;
+}
+
+/** Waits until a process with `marker` in its command line runs; throws after `limitMs`. */
+export async function waitForProcess(marker: string, limitMs = 10_000): Promise<void> {
+  const deadline = performance.now() + limitMs;
+  while (performance.now() < deadline) {
+    if (await count(marker) > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`no process with ${marker} appeared`);
 }

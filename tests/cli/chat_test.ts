@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_helpers/assert.ts";
 import { CLI_ARGS } from "../_helpers/cli.ts";
 import { type FakeServer, startFakeAnthropic } from "../_helpers/fake_providers.ts";
-import { survivors } from "../_helpers/processes.ts";
+import { survivors, waitForProcess } from "../_helpers/processes.ts";
 import { type TmpWorkspace, tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 
 /** How long any one wait may take before the test fails, showing the screen. */
@@ -239,16 +239,6 @@ function userTexts(server: FakeServer, i: number): string[] {
   return out;
 }
 
-async function waitForProcess(marker: string): Promise<void> {
-  const deadline = performance.now() + WAIT_LIMIT_MS;
-  while (performance.now() < deadline) {
-    const ps = await new Deno.Command("pgrep", { args: ["-f", marker], stdout: "piped" }).output();
-    if (decoder.decode(ps.stdout).trim() !== "") return;
-    await sleep(POLL_MS);
-  }
-  throw new Error(`no process with ${marker} appeared`);
-}
-
 Deno.test("chat: an approved bash call shows the prompt, the tool line, the result and the reply", async () => {
   await using ws = await tmpWorkspace();
   await using server = startFakeAnthropic([
@@ -367,7 +357,7 @@ Deno.test("chat: Ctrl+C stops a running bash call, kills it and returns to the p
   await chat.waitForPrompt(1);
   await chat.line("run the long job");
   await chat.waitFor(`→ bash  ${marker}`);
-  await waitForProcess(marker);
+  await waitForProcess(marker, WAIT_LIMIT_MS);
   await chat.keys("C-c");
   const turn = after(await chat.waitForPrompt(2), "› run the long job");
   assertEquals(turn[0], "Starting the long job.");

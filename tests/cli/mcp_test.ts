@@ -11,7 +11,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { assert, assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
 import { CLI_ARGS, REPO, runCli, TEST_HOME } from "../_helpers/cli.ts";
 import { startFakeAnthropic } from "../_helpers/fake_providers.ts";
-import { survivors } from "../_helpers/processes.ts";
+import { survivors, waitForProcess } from "../_helpers/processes.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 
 /** A connected client and the server process behind it. */
@@ -117,15 +117,6 @@ async function toolOutput(ws: string, name: string, input: unknown, args: string
   ]);
   const parsed = JSON.parse(run.stdout);
   return { text: parsed.output as string, isError: parsed.is_error as boolean };
-}
-
-async function waitForProcess(marker: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const ps = await new Deno.Command("pgrep", { args: ["-f", marker], stdout: "piped" }).output();
-    if (new TextDecoder().decode(ps.stdout).trim() !== "") return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`no process with ${marker} appeared`);
 }
 
 Deno.test("mcp lists the five tools with the schemas `tools --json` prints", async () => {

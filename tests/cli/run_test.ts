@@ -13,7 +13,7 @@ import {
   startFakeOpenAI,
   type Step,
 } from "../_helpers/fake_providers.ts";
-import { survivors } from "../_helpers/processes.ts";
+import { survivors, waitForProcess } from "../_helpers/processes.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 
 type Kind = "anthropic" | "openai";
@@ -58,15 +58,6 @@ function toolResults(server: FakeServer, i: number): { text: string; isError: bo
     }
   }
   return out;
-}
-
-async function waitForProcess(marker: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const ps = await new Deno.Command("pgrep", { args: ["-f", marker], stdout: "piped" }).output();
-    if (new TextDecoder().decode(ps.stdout).trim() !== "") return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`no process with ${marker} appeared`);
 }
 
 for (const kind of ["anthropic", "openai"] as const) {
