@@ -1,22 +1,32 @@
 /**
  * grep: RE2 search of a file or a directory tree, in lexical order, stopping at the cap.
  *
- * Speed comes from searching whole file buffers: one RE2 scan decides whether a file can
- * match at all, and only files that can are split into lines. Files are read several at a
- * time but reported in walk order.
+ * Speed comes from not running RE2 (re2js, a pure-JavaScript engine) over whole files. The
+ * pattern's compiled program gives needles, byte runs that every match contains (see
+ * `_grep_needles.ts`); each file's bytes are searched for them as a Latin-1 string, which V8
+ * does at memchr speed, and only the lines that hold one are decoded and tested with RE2.
+ * Patterns without needles (`^$`, `\d+`) fall back to one RE2 scan of the decoded file.
+ * Files are walked and read synchronously, in batches between event-loop turns, and reported
+ * in walk order.
+ *
+ * Confinement is unchanged in what it allows, but a regular file found by the walk is proved
+ * inside the workspace (`openConfinedSync`, the costliest step per file) only once it holds
+ * a needle, and before any of its bytes are used; see `searchWalked`.
  *
  * @module
  */
 
 import { Buffer } from "node:buffer";
-import { closeSync, constants, fstatSync, readSync } from "node:fs";
-import { basename, join, normalize } from "node:path";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { basename, normalize } from "node:path";
+import { setImmediate } from "node:timers";
 import { RE2JS } from "re2js";
 import { defineTool, ToolError } from "./define.ts";
 import { parseFields, requireAbsolute, requireNonEmpty } from "./_input.ts";
 import { pathError } from "./_os_error.ts";
 import { confine, isInside, openConfinedSync, READ_FLAGS } from "./_workspace.ts";
 import { compileGlob, GlobSyntaxError } from "./_glob.ts";
+import { NeedleFinder, needlesOf } from "./_grep_needles.ts";
 import { decodeUtf8 } from "./_text.ts";
 import {
   DEFAULT_GREP_MAX_FILE_BYTES,
@@ -49,7 +59,7 @@ export const SKIPPED_DIRS: ReadonlySet<string> = new Set([
   "build",
 ]);
 /** The first read of each file; larger files are measured and read in full. */
-const FIRST_READ_BYTES = 64 * 1024;
+const FIRST_READ_BYTES = 256 * 1024;
 /** Longest stretch of synchronous reading before the event loop gets a turn. */
 const YIELD_EVERY_MS = 10;
 // Patterns whose meaning differs between a whole buffer and a single line: \A and \z anchor
@@ -140,6 +150,11 @@ interface Candidate {
   readonly display: string;
   /** True when `open` is a symlink, to be resolved and confined before it is opened. */
   readonly link: boolean;
+  /**
+   * True for a regular file the walk found in a confined directory: it may be read before
+   * its confinement is proved, which is then proved before anything from it is used.
+   */
+  readonly walked: boolean;
 }
 
 // READ_FLAGS is non-blocking, so a FIFO reached through a symlink cannot hang the walk.
@@ -148,9 +163,40 @@ interface Candidate {
 const OPEN_FLAGS = READ_FLAGS | constants.O_NOFOLLOW;
 
 const ENCODER = new TextEncoder();
+/** Names whose UTF-16 order may differ from their UTF-8 byte order. */
+const WIDE = /[\uD800-\uFFFF]/;
 
-function byName(a: Deno.DirEntry & { key: Uint8Array }, b: { key: Uint8Array }): number {
-  return Buffer.compare(a.key, b.key);
+/** `entries` in lexical byte order of their names. */
+function sortByName(entries: Deno.DirEntry[]): Deno.DirEntry[] {
+  // Below U+D800, UTF-16 code units compare like UTF-8 bytes, and names rarely go higher.
+  if (!entries.some((entry) => WIDE.test(entry.name))) {
+    return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+  const keys = new Map(entries.map((entry) => [entry, ENCODER.encode(entry.name)]));
+  return entries.sort((a, b) => Buffer.compare(keys.get(a)!, keys.get(b)!));
+}
+
+/** The entries of `dir` in name order; none when it cannot be read (skipped silently). */
+function listSync(dir: string): Deno.DirEntry[] {
+  try {
+    return sortByName(Array.from(Deno.readDirSync(dir)));
+  } catch {
+    return [];
+  }
+}
+
+interface Frame {
+  /** Real directory path, with a trailing slash. */
+  readonly dir: string;
+  /** Directory as reported, with a trailing slash. */
+  readonly shown: string;
+  readonly entries: readonly Deno.DirEntry[];
+  next: number;
+}
+
+/** `path` with one trailing slash, ready for a name to be appended. */
+function slashed(path: string): string {
+  return path.endsWith("/") ? path : `${path}/`;
 }
 
 /** Files below `dir` in lexical byte order, depth first, skipping the usual build dirs. */
@@ -159,41 +205,84 @@ function* walk(
   display: string,
   accept: ((name: string) => boolean) | undefined,
 ): Generator<Candidate> {
-  // Synchronous, like the reads: an async generator costs a promise per file per level.
-  const entries: Array<Deno.DirEntry & { key: Uint8Array }> = [];
-  try {
-    for (const entry of Deno.readDirSync(dir)) {
-      entries.push(Object.assign(entry, { key: ENCODER.encode(entry.name) }));
+  // Synchronous, like the reads, with one explicit stack: an async or nested generator costs
+  // a promise or a resumption per file per level. Paths are joined by hand: both sides are
+  // clean and a name holds no slash, so `join` would only spend time finding that out.
+  const stack: Frame[] = [{
+    dir: slashed(dir),
+    shown: slashed(display),
+    entries: listSync(dir),
+    next: 0,
+  }];
+  while (stack.length > 0) {
+    const frame = stack[stack.length - 1]!;
+    const entry = frame.entries[frame.next++];
+    if (entry === undefined) {
+      stack.pop();
+      continue;
     }
-  } catch {
-    return; // unreadable directories are skipped silently
-  }
-  entries.sort(byName);
-  for (const entry of entries) {
-    const path = join(dir, entry.name);
-    const shown = join(display, entry.name);
+    const path = frame.dir + entry.name;
     if (entry.isDirectory) {
-      if (!SKIPPED_DIRS.has(entry.name)) yield* walk(path, shown, accept);
+      if (SKIPPED_DIRS.has(entry.name)) continue;
+      stack.push({
+        dir: `${path}/`,
+        shown: `${frame.shown}${entry.name}/`,
+        entries: listSync(path),
+        next: 0,
+      });
     } else if ((entry.isFile || entry.isSymlink) && (accept === undefined || accept(entry.name))) {
       // Symlinks are resolved at open time: directories are not descended, targets outside
       // the workspace are dropped.
-      yield { open: path, display: shown, link: entry.isSymlink };
+      yield {
+        open: path,
+        display: frame.shown + entry.name,
+        link: entry.isSymlink,
+        walked: entry.isFile,
+      };
     }
   }
 }
 
-/** The file's bytes, or undefined when it must be skipped (too big, binary, unreadable, outside). */
+/** Read buffers reused from file to file. */
+interface Buffers {
+  /** The first read of every file. */
+  readonly scratch: Buffer;
+  /** Files larger than `scratch`, grown as needed. */
+  large: Buffer;
+}
+
+/** Largest `large` buffer kept between calls: one default-limit file. */
+const KEEP_LARGE_BYTES = DEFAULT_GREP_MAX_FILE_BYTES + 1;
+// The buffers of the last finished call, for the next one: a fresh multi-megabyte buffer
+// costs a page fault per 4 KiB on its first fill. A call takes them whole (concurrent calls
+// get their own), and only between awaits is a buffer not in use.
+let spareBuffers: Buffers | undefined;
+
+function takeBuffers(): Buffers {
+  const buffers = spareBuffers ?? {
+    scratch: Buffer.allocUnsafe(FIRST_READ_BYTES),
+    large: Buffer.allocUnsafe(0),
+  };
+  spareBuffers = undefined;
+  return buffers;
+}
+
+function returnBuffers(buffers: Buffers): void {
+  if (buffers.large.length > KEEP_LARGE_BYTES) buffers.large = Buffer.allocUnsafe(0);
+  spareBuffers = buffers;
+}
+
 /**
  * Reads one candidate synchronously (see `openConfinedSync`); undefined when it must be
- * skipped: too big, binary, unreadable, not a regular file, or outside the workspace.
- * `scratch` is reused for the first read of every file.
+ * skipped: too big, unreadable, not a regular file, or outside the workspace. The bytes are
+ * a view of `buffers`, valid until the next read.
  */
 function loadSync(
   candidate: Candidate,
   workspace: Workspace,
   maxBytes: number,
-  scratch: Buffer,
-): string | undefined {
+  buffers: Buffers,
+): Buffer | undefined {
   let fd: number | undefined;
   try {
     // A link is resolved first: a target outside the workspace is never opened.
@@ -201,30 +290,66 @@ function loadSync(
     if (candidate.link && !isInside(workspace, real)) return undefined;
     fd = openConfinedSync(real, workspace, OPEN_FLAGS);
     if (fd === undefined) return undefined;
-    // Most source files fit one small read; only a full first read asks for the size.
-    let buffer = scratch;
-    let filled = readSync(fd, buffer, 0, buffer.length, null);
-    if (filled === buffer.length) {
-      const info = fstatSync(fd);
-      if (!info.isFile() || info.size > maxBytes) return undefined;
-      const grown = Buffer.allocUnsafe(Math.max(info.size, filled) + 1);
-      buffer.copy(grown, 0, 0, filled);
-      buffer = grown;
-      for (;;) {
-        const n = readSync(fd, buffer, filled, buffer.length - filled, null);
-        if (n === 0) break;
-        filled += n;
-        if (filled === buffer.length) break;
-      }
-    }
-    if (filled > maxBytes) return undefined;
-    // Decoding first is cheaper than searching bytes: V8 scans strings far faster.
-    const text = decodeUtf8(buffer.subarray(0, filled));
-    return text.includes("\0") ? undefined : text;
+    return readOpenedSync(fd, maxBytes, buffers, null);
   } catch {
     return undefined;
   } finally {
     if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/**
+ * The whole content of the open file `fd`, or undefined when it is too big, not a regular
+ * file or unreadable. `from` is 0 to read by position (pread), which a pipe or a terminal
+ * refuses instead of giving up its data, or null to read from the current offset.
+ */
+function readOpenedSync(
+  fd: number,
+  maxBytes: number,
+  buffers: Buffers,
+  from: 0 | null,
+): Buffer | undefined {
+  try {
+    // Most source files fit one small read; only a full first read asks for the size.
+    let buffer = buffers.scratch;
+    let filled = readSync(fd, buffer, 0, buffer.length, from);
+    if (filled === buffer.length) {
+      const info = fstatSync(fd);
+      if (!info.isFile() || info.size > maxBytes) return undefined;
+      // One byte more than the size tells a file that grew since the fstat.
+      const want = Math.max(info.size, filled) + 1;
+      if (buffers.large.length < want) buffers.large = Buffer.allocUnsafe(want);
+      buffer.copy(buffers.large, 0, 0, filled);
+      buffer = buffers.large;
+      while (filled < want) {
+        const n = readSync(fd, buffer, filled, want - filled, from === null ? null : filled);
+        if (n === 0) break;
+        filled += n;
+      }
+    }
+    if (filled > maxBytes) return undefined;
+    return buffer.subarray(0, filled);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * True when the open file `fd`, opened by `path` without the confinement proof, is the file
+ * a confined open of `path` gets now (see `openConfinedSync`): then its bytes are the bytes
+ * of a file inside the workspace, whatever happened to the path in between.
+ */
+function provenInside(fd: number, path: string, workspace: Workspace): boolean {
+  const confined = openConfinedSync(path, workspace, OPEN_FLAGS);
+  if (confined === undefined) return false;
+  try {
+    const a = fstatSync(fd);
+    const b = fstatSync(confined);
+    return a.dev === b.dev && a.ino === b.ino;
+  } catch {
+    return false;
+  } finally {
+    closeSync(confined);
   }
 }
 
@@ -244,29 +369,67 @@ function cutRow(text: string): string {
     : chars.slice(0, GREP_MAX_LINE_CHARS).join("") + "…";
 }
 
-/**
- * Calls `emit(lineNumber, lineText)` for each matching line until it returns false.
- * `whole` allows the whole-buffer fast path (see NEEDS_LINES).
- */
-/**
- * For a pattern that is a plain alternation of word literals (`foo|bar_baz`), the literals:
- * a file containing none of them cannot match, and V8 finds a literal far faster than the
- * RE2 engine scans for an alternation. Undefined for anything else.
- */
-export function literalAlternatives(pattern: string, ignoreCase: boolean): string[] | undefined {
-  if (ignoreCase || !/^[A-Za-z0-9_]+(\|[A-Za-z0-9_]+)*$/.test(pattern)) return undefined;
-  return pattern.split("|");
+const NEWLINES = /\n/g;
+
+/** How many newlines `text` holds in [from, to). */
+function countNewlines(text: string, from: number, to: number): number {
+  // A short stretch is quickest by indexOf; a long one (a match deep in a large file) by one
+  // regex pass, which V8 runs natively (a slice of a flat string is not copied).
+  if (to - from < 4096) {
+    let n = 0;
+    for (let i = text.indexOf("\n", from); i !== -1 && i < to; i = text.indexOf("\n", i + 1)) n++;
+    return n;
+  }
+  return text.slice(from, to).match(NEWLINES)?.length ?? 0;
 }
 
-function searchText(
+/** Receives each matching line; returns false to stop the search. */
+type Emit = (line: number, text: string) => boolean;
+
+/**
+ * The search of one file's bytes through its needles: only lines holding one are decoded and
+ * tested with RE2. A file without a needle is not even checked for NUL bytes: it has no row
+ * either way. `prove`, when given, must pass before the first row.
+ */
+function searchNeedles(
   re: RE2JS,
-  decoded: string,
-  whole: boolean,
-  emit: (line: number, text: string) => boolean,
-  literals?: readonly string[],
+  bytes: Buffer,
+  finder: NeedleFinder,
+  emit: Emit,
+  prove?: () => boolean,
 ): void {
-  if (literals !== undefined && !literals.some((literal) => decoded.includes(literal))) return;
-  let text = decoded;
+  // One code unit per byte: needles are byte strings, and positions are byte offsets.
+  const text = bytes.toString("latin1", 0, bytes.length);
+  finder.reset(text);
+  let at = finder.find(0);
+  if (at === -1 || text.includes("\0")) return;
+  if (prove !== undefined && !prove()) return;
+  let line = 1;
+  let counted = 0; // newlines before this offset have been counted into `line`
+  while (at !== -1) {
+    const start = at === 0 ? 0 : text.lastIndexOf("\n", at - 1) + 1;
+    let stop = text.indexOf("\n", at);
+    if (stop === -1) stop = text.length;
+    line += countNewlines(text, counted, start);
+    counted = start;
+    // A trailing \r is not part of the line. Cutting it before decoding gives the same text:
+    // newlines and carriage returns never belong to a multi-byte sequence.
+    const end = stop > start && text.charCodeAt(stop - 1) === 0x0d ? stop - 1 : stop;
+    const body = decodeUtf8(bytes.subarray(start, end));
+    if (re.test(body) && !emit(line, cutRow(body))) return;
+    if (stop === text.length) return;
+    at = finder.find(stop + 1);
+  }
+}
+
+/**
+ * The search of one file without needles: RE2 over the decoded text. `whole` allows one RE2
+ * scan of the whole buffer to find candidate lines (see NEEDS_LINES); otherwise every line is
+ * tested on its own.
+ */
+function searchText(re: RE2JS, bytes: Buffer, whole: boolean, emit: Emit): void {
+  let text = decodeUtf8(bytes);
+  if (text.includes("\0")) return;
   // A trailing \r is not part of a line: drop it from every line up front, so the whole
   // text can be searched at once (`$` does not match before a \r).
   if (text.includes("\r")) {
@@ -287,35 +450,20 @@ function searchText(
     }
     return;
   }
-  if (literals === undefined && !re.test(text)) return;
-  // Where the next match may start: the RE2 matcher, or for literal alternations the nearest
-  // literal, which V8 finds much faster. Each candidate's line is then tested exactly.
-  const matcher = literals === undefined ? re.matcher(text) : undefined;
-  const nextStart = (from: number): number => {
-    if (matcher !== undefined) return matcher.find(from) ? matcher.start() : -1;
-    let best = -1;
-    for (const literal of literals!) {
-      const at = text.indexOf(literal, from);
-      if (at !== -1 && (best === -1 || at < best)) best = at;
-    }
-    return best;
-  };
+  if (!re.test(text)) return;
+  // Where the next match may start, by the RE2 matcher; each candidate's line is then tested
+  // on its own.
+  const matcher = re.matcher(text);
   let line = 1;
   let counted = 0; // text before this offset has been counted into `line`
   for (let from = 0; from <= end;) {
-    const at = nextStart(from);
-    if (at === -1) return;
+    if (!matcher.find(from)) return;
+    const at = matcher.start();
     const start = at === 0 ? 0 : text.lastIndexOf("\n", at - 1) + 1;
     if (start > end) return; // an empty match after the final newline
     let stop = text.indexOf("\n", at);
     if (stop === -1) stop = text.length;
-    for (
-      let i = text.indexOf("\n", counted);
-      i !== -1 && i < start;
-      i = text.indexOf("\n", i + 1)
-    ) {
-      line++;
-    }
+    line += countNewlines(text, counted, start);
     counted = start;
     const body = text.slice(start, stop);
     if (re.test(body) && !emit(line, cutRow(body))) return;
@@ -323,12 +471,66 @@ function searchText(
   }
 }
 
+/** Walked files searched with a late proof, and how many of them needed the proof. */
+interface Proofs {
+  files: number;
+  needed: number;
+}
+
+// A late proof costs several times the check it replaces: once more than one walked file in
+// PROOF_SHARE holds a needle (past the first PROOFS_FREE), files are proved before they are
+// read again.
+const PROOFS_FREE = 64;
+const PROOF_SHARE = 8;
+
+/**
+ * Searches a regular file the walk found, reading it before its confinement is proved and
+ * proving it (`provenInside`) only when it holds a needle, before any of it is used: most
+ * files hold none, and the proof is the costliest step of a read. The read is by position,
+ * so that a pipe or terminal swapped in under a directory gives up no data.
+ */
+function searchWalked(
+  path: string,
+  re: RE2JS,
+  finder: NeedleFinder,
+  emit: Emit,
+  state: {
+    readonly workspace: Workspace;
+    readonly maxBytes: number;
+    readonly buffers: Buffers;
+    readonly proofs: Proofs;
+  },
+): void {
+  let fd: number;
+  try {
+    fd = openSync(path, OPEN_FLAGS);
+  } catch {
+    return; // unreadable files are skipped silently
+  }
+  try {
+    const bytes = readOpenedSync(fd, state.maxBytes, state.buffers, 0);
+    if (bytes === undefined) return;
+    searchNeedles(re, bytes, finder, emit, () => {
+      state.proofs.needed++;
+      return provenInside(fd, path, state.workspace);
+    });
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Gives the event loop a turn (timers, messages, cancellation) without a timer's delay. */
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 async function grep(input: GrepInput, context: ToolContext): Promise<string> {
   const { workspace, limits, signal } = context;
   const re = compilePattern(input);
   const accept = compileInclude(input.include);
   const whole = !NEEDS_LINES.test(input.pattern);
-  const literals = literalAlternatives(input.pattern, input.ignore_case === true);
+  const needles = needlesOf(re);
+  const finder = needles === undefined ? undefined : new NeedleFinder(needles);
   signal.throwIfAborted();
   const root = normalize(input.path).replace(/(.)\/+$/, "$1");
   const real = await confine(NAME, input.path, workspace, "stat");
@@ -342,38 +544,53 @@ async function grep(input: GrepInput, context: ToolContext): Promise<string> {
   }
   const candidates = info.isDirectory
     ? walk(real, root, accept)
-    : single({ open: real, display: root, link: false }, accept);
+    : single({ open: real, display: root, link: false, walked: false }, accept);
 
   const max = limits.grepMaxMatches;
   let out = "";
   let rows = 0;
   let truncated = false;
-  const scratch = Buffer.allocUnsafe(FIRST_READ_BYTES);
+  let display = "";
+  const emit = (line: number, row: string): boolean => {
+    if (rows === max) {
+      truncated = true;
+      return false;
+    }
+    rows++;
+    out += `${display}:${line}: ${row}\n`;
+    return true;
+  };
+  const buffers = takeBuffers();
+  const maxBytes = limits.grepMaxFileBytes;
+  const proofs: Proofs = { files: 0, needed: 0 };
   let yielded = performance.now();
   try {
     for (const candidate of candidates) {
       // Files are read synchronously; give the event loop (cancellation, other calls) a
       // turn every few milliseconds.
       if (performance.now() - yielded > YIELD_EVERY_MS) {
-        await new Promise((resolve) => setTimeout(resolve, 0));
+        await yieldToEventLoop();
         yielded = performance.now();
       }
       signal.throwIfAborted();
-      const text = loadSync(candidate, workspace, limits.grepMaxFileBytes, scratch);
-      if (text === undefined) continue;
-      searchText(re, text, whole, (line, row) => {
-        if (rows === max) {
-          truncated = true;
-          return false;
-        }
-        rows++;
-        out += `${candidate.display}:${line}: ${row}\n`;
-        return true;
-      }, literals);
+      display = candidate.display;
+      if (
+        finder !== undefined && candidate.walked &&
+        proofs.needed <= PROOFS_FREE + proofs.files / PROOF_SHARE
+      ) {
+        proofs.files++;
+        searchWalked(candidate.open, re, finder, emit, { workspace, maxBytes, buffers, proofs });
+      } else {
+        const bytes = loadSync(candidate, workspace, maxBytes, buffers);
+        if (bytes === undefined) continue;
+        if (finder === undefined) searchText(re, bytes, whole, emit);
+        else searchNeedles(re, bytes, finder, emit);
+      }
       if (truncated) break;
     }
   } finally {
     candidates.return(undefined);
+    returnBuffers(buffers);
   }
   if (rows === 0) return "no matches";
   return truncated ? `${out}(truncated at ${max} matches)\n` : out;

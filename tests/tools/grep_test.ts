@@ -6,7 +6,6 @@
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { type Files, type TmpWorkspace, tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 import type { Limits } from "../../mod.ts";
-import { literalAlternatives } from "../../tools/grep.ts";
 
 const IS_ROOT = Deno.uid() === 0;
 const ENCODER = new TextEncoder();
@@ -310,6 +309,23 @@ Deno.test("grep: cancellation fails with grep: cancelled", async (t) => {
     controller.abort();
     assertEquals(await pending, { output: "grep: cancelled", isError: true });
   });
+  await t.step(
+    "cancelled by a timer while reading (the walk yields to the event loop)",
+    async () => {
+      // No needle in the pattern: every file goes through RE2, slowly enough to be caught.
+      const big = "abcdefghijklmnopqrstuvwxy\n".repeat(5_000);
+      const files: Record<string, string> = {};
+      for (let i = 0; i < 40; i++) files[`big/f${i}.txt`] = big;
+      await using slow = await tmpWorkspace({ files });
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(), 5);
+      const result = await slow.call("grep", { pattern: "[a-y]{26}", path: slow.root }, {
+        signal: controller.signal,
+      });
+      clearTimeout(timer);
+      assertEquals(result, { output: "grep: cancelled", isError: true });
+    },
+  );
   await t.step("a cancelled call does not break the next one", async () => {
     const out = await ok(ws, { pattern: "needle", path: ws.root });
     assertEquals(out.split("\n").length - 1, 50);
@@ -1368,12 +1384,4 @@ Deno.test("grep: a literal alternation finds every alternative, and ignore_case 
       isError: false,
     },
   );
-});
-
-Deno.test("literalAlternatives() only takes plain word alternations", () => {
-  assertEquals(literalAlternatives("foo|bar_1", false), ["foo", "bar_1"]);
-  assertEquals(literalAlternatives("foo|bar", true), undefined);
-  assertEquals(literalAlternatives("fo.o|bar", false), undefined);
-  assertEquals(literalAlternatives("(?i)foo", false), undefined);
-  assertEquals(literalAlternatives("foo|", false), undefined);
 });
