@@ -6,6 +6,7 @@
  * @module
  */
 
+import { createHash } from "node:crypto";
 import { dirname } from "node:path";
 
 /** The kinds of audit events. */
@@ -72,27 +73,30 @@ function cut(text: string, max: number): string {
   return new TextDecoder().decode(bytes.subarray(0, end)) + "…";
 }
 
+/** SHA-256 of `text` (as UTF-8) in lower-case hex. */
+function sha256Sync(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
+}
+
 /** SHA-256 of `text` as lower-case hex. */
-export async function sha256(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+export function sha256(text: string): Promise<string> {
+  return Promise.resolve(sha256Sync(text));
 }
 
 /** The `prev` of the first line of a file. */
 export const GENESIS = "0".repeat(64);
 
-async function lastLine(file: Deno.FsFile): Promise<string | undefined> {
-  const size = (await file.stat()).size;
+function lastLine(file: Deno.FsFile, size: number): string | undefined {
   if (size === 0) return undefined;
   // Read backwards in blocks until a complete last line is in hand.
   let block = 4096;
   for (;;) {
     const start = Math.max(0, size - block);
-    await file.seek(start, Deno.SeekMode.Start);
+    file.seekSync(start, Deno.SeekMode.Start);
     const buffer = new Uint8Array(size - start);
     let filled = 0;
     while (filled < buffer.length) {
-      const n = await file.read(buffer.subarray(filled));
+      const n = file.readSync(buffer.subarray(filled));
       if (n === null) break;
       filled += n;
     }
@@ -103,23 +107,50 @@ async function lastLine(file: Deno.FsFile): Promise<string | undefined> {
   }
 }
 
+/** The chain's end as this process last wrote it. */
+interface Tail {
+  readonly dev: number;
+  readonly ino: number | null;
+  /** The file's size just after the line was written. */
+  readonly size: number;
+  readonly hash: string;
+  readonly seq: number;
+}
+
 /** An audit file at `path`; `secrets` are values never to be written. */
 export function createAuditFile(
   path: string,
   options: { secrets?: readonly string[]; clock?: () => Date } = {},
 ): AuditSink & { readonly path: string } {
   const clock = options.clock ?? (() => new Date());
-  return {
-    path,
-    async record(event) {
-      await Deno.mkdir(dirname(path), { recursive: true, mode: 0o700 });
-      using file = await Deno.open(path, { read: true, write: true, create: true, mode: 0o600 });
-      await file.lock(true);
-      try {
-        const last = await lastLine(file);
-        const input = redact(event.input, options.secrets);
-        let seq = 1;
+  // Other processes may append to the same file, so each line is written under the lock
+  // after a look at the file. While it is still the file and the size this process left,
+  // the last line is the one this process wrote and is not read back. The steps are
+  // synchronous (a local append takes microseconds) and one call at a time, in order.
+  let tail: Tail | undefined;
+  let queue: Promise<void> = Promise.resolve();
+  let madeDir = false;
+  const append = (event: AuditEvent): void => {
+    if (!madeDir) {
+      Deno.mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      madeDir = true;
+    }
+    using file = Deno.openSync(path, { read: true, write: true, create: true, mode: 0o600 });
+    file.lockSync(true);
+    try {
+      const info = file.statSync();
+      let prev = GENESIS;
+      let seq = 1;
+      if (
+        tail !== undefined && tail.dev === info.dev && tail.ino === info.ino &&
+        tail.size === info.size
+      ) {
+        prev = tail.hash;
+        seq = tail.seq + 1;
+      } else {
+        const last = lastLine(file, info.size);
         if (last !== undefined) {
+          prev = sha256Sync(last);
           try {
             const before = JSON.parse(last).seq;
             seq = typeof before === "number" ? before + 1 : 1;
@@ -127,21 +158,40 @@ export function createAuditFile(
             seq = 1; // a damaged last line: the chain check reports it
           }
         }
-        const entry = {
-          seq,
-          time: clock().toISOString(),
-          ...event,
-          input: cut(input, MAX_INPUT),
-          ...(event.reason === undefined ? {} : { reason: redact(event.reason, options.secrets) }),
-          prev: last === undefined ? GENESIS : await sha256(last),
-        };
-        await file.seek(0, Deno.SeekMode.End);
-        const bytes = new TextEncoder().encode(JSON.stringify(entry) + "\n");
-        let written = 0;
-        while (written < bytes.length) written += await file.write(bytes.subarray(written));
-      } finally {
-        await file.unlock();
       }
+      const entry = {
+        seq,
+        time: clock().toISOString(),
+        ...event,
+        input: cut(redact(event.input, options.secrets), MAX_INPUT),
+        ...(event.reason === undefined ? {} : { reason: redact(event.reason, options.secrets) }),
+        prev,
+      };
+      const line = JSON.stringify(entry);
+      const bytes = new TextEncoder().encode(line + "\n");
+      file.seekSync(0, Deno.SeekMode.End);
+      let written = 0;
+      while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
+      tail = {
+        dev: info.dev,
+        ino: info.ino,
+        size: info.size + bytes.length,
+        hash: sha256Sync(line),
+        seq,
+      };
+    } catch (error) {
+      tail = undefined;
+      throw error;
+    } finally {
+      file.unlockSync();
+    }
+  };
+  return {
+    path,
+    record(event) {
+      const done = queue.then(() => append(event));
+      queue = done.catch(() => {});
+      return done;
     },
   };
 }

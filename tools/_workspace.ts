@@ -59,12 +59,12 @@ export function isInside(workspace: Workspace, real: string): boolean {
 
 /**
  * The real path `path` names, or would name once created: existing parts go through
- * `Deno.realPath`, dangling symlinks are followed by hand, and a missing tail is joined
+ * `Deno.realPathSync`, dangling symlinks are followed by hand, and a missing tail is joined
  * onto the nearest existing ancestor.
  */
-export async function resolveReal(path: string, depth = 0): Promise<string> {
+export function resolveRealSync(path: string, depth = 0): string {
   try {
-    return await Deno.realPath(path);
+    return Deno.realPathSync(path);
   } catch (error) {
     if (!isNotFound(error) && !(error instanceof Deno.errors.NotADirectory)) throw error;
   }
@@ -75,29 +75,41 @@ export async function resolveReal(path: string, depth = 0): Promise<string> {
   if (parent === path) return path;
   let link: string | undefined;
   try {
-    const info = await Deno.lstat(path);
-    if (info.isSymlink) link = await Deno.readLink(path);
+    if (Deno.lstatSync(path).isSymlink) link = Deno.readLinkSync(path);
   } catch (error) {
     if (!isNotFound(error) && !(error instanceof Deno.errors.NotADirectory)) throw error;
   }
-  const realParent = await resolveReal(parent, depth);
+  const realParent = resolveRealSync(parent, depth);
   if (link === undefined) return join(realParent, basename(path));
-  return resolveReal(isAbsolute(link) ? link : join(realParent, link), depth + 1);
+  return resolveRealSync(isAbsolute(link) ? link : join(realParent, link), depth + 1);
+}
+
+/**
+ * `resolveRealSync` as a promise, for the approver's `resolvePath`. The lookups are
+ * synchronous: on a local disk each costs a few microseconds, far less than the promise
+ * machinery of their asynchronous twins.
+ */
+export function resolveReal(path: string): Promise<string> {
+  try {
+    return Promise.resolve(resolveRealSync(path));
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 /**
  * Resolves `path` and returns its real path, or throws `<tool>: <path> is outside the
  * workspace`. A resolution failure reads `<tool>: <op> <path>: <reason>`.
  */
-export async function confine(
+export function confineSync(
   tool: string,
   path: string,
   workspace: Workspace,
   op = "open",
-): Promise<string> {
+): string {
   let real: string;
   try {
-    real = await resolveReal(path);
+    real = resolveRealSync(path);
   } catch (error) {
     // Under narrowed runtime permissions, resolving a path outside the roots is refused
     // before anything is looked at; that is this layer's refusal too.
@@ -110,28 +122,81 @@ export async function confine(
   return real;
 }
 
+/** `confineSync` as a promise. */
+export function confine(
+  tool: string,
+  path: string,
+  workspace: Workspace,
+  op = "open",
+): Promise<string> {
+  try {
+    return Promise.resolve(confineSync(tool, path, workspace, op));
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
 /** The spec's refusal text. */
 export function outside(tool: string, path: string): ToolError {
   return new ToolError(tool, `${tool}: ${path} is outside the workspace`);
 }
 
 /**
- * What the kernel says `handle` refers to, or `undefined` where `/proc/self/fd` is not
- * available (not Linux, or not readable under the runtime permissions).
+ * False once `/proc/self/fd` turned out to be unreadable here (not Linux, or a Deno worker,
+ * whose runtime refuses `/proc/self` paths to anything short of `--allow-all`): each later
+ * proof goes straight to the fallback instead of paying for a refused lookup.
  */
-async function openedPath(handle: FileHandle): Promise<string | undefined> {
+let procReadable = true;
+
+/** What the kernel says `fd` refers to, or undefined where `/proc/self/fd` cannot be read. */
+function openedPath(fd: number): string | undefined {
+  if (!procReadable) return undefined;
   try {
-    const link = await Deno.readLink(`/proc/self/fd/${handle.fd}`);
+    const link = Deno.readLinkSync(`/proc/self/fd/${fd}`);
     return link.endsWith(" (deleted)") ? link.slice(0, -" (deleted)".length) : link;
-  } catch {
+  } catch (error) {
+    if (error instanceof Deno.errors.NotCapable || isNotFound(error)) procReadable = false;
     return undefined;
   }
 }
 
 /**
+ * Proves that the open file `fd`, opened by the real path `real` (found by `confineSync`), is
+ * inside the workspace: a symlink swapped in between the check and the open is caught here.
+ * Throws `<tool>: <path> is outside the workspace` otherwise; `path` is the caller's
+ * spelling, for messages. The caller still owns `fd`.
+ */
+export function proveOpenedSync(
+  tool: string,
+  path: string,
+  fd: number,
+  real: string,
+  workspace: Workspace,
+): void {
+  const kernel = openedPath(fd);
+  if (kernel !== undefined) {
+    if (!isInside(workspace, kernel)) throw outside(tool, path);
+    return;
+  }
+  // No /proc: compare the descriptor with a fresh resolution of the same path.
+  let again: string;
+  try {
+    again = Deno.realPathSync(real);
+  } catch {
+    throw outside(tool, path);
+  }
+  if (!isInside(workspace, again)) throw outside(tool, path);
+  const a = fstatSync(fd);
+  const b = Deno.statSync(again);
+  if (a.dev !== b.dev || a.ino !== b.ino) {
+    throw new ToolError(tool, `${tool}: ${path} changed while it was being opened; try again`);
+  }
+}
+
+/**
  * Opens the real path `real` (found by `confine`) and proves the opened file is the one that
- * was checked: a symlink swapped in between the check and the open is caught here.
- * `path` is the caller's spelling, for messages. The caller owns the returned handle.
+ * was checked (see `proveOpenedSync`). `path` is the caller's spelling, for messages. The
+ * caller owns the returned handle.
  */
 export async function openConfined(
   tool: string,
@@ -143,18 +208,7 @@ export async function openConfined(
 ): Promise<FileHandle> {
   const handle = await openFile(real, flags, mode);
   try {
-    const kernel = await openedPath(handle);
-    if (kernel !== undefined) {
-      if (!isInside(workspace, kernel)) throw outside(tool, path);
-      return handle;
-    }
-    // No /proc: compare the handle with a fresh resolution of the same path.
-    const again = await Deno.realPath(real).catch(() => undefined);
-    if (again === undefined || !isInside(workspace, again)) throw outside(tool, path);
-    const [a, b] = await Promise.all([handle.stat(), Deno.stat(again)]);
-    if (a.dev !== b.dev || a.ino !== b.ino) {
-      throw new ToolError(tool, `${tool}: ${path} changed while it was being opened; try again`);
-    }
+    proveOpenedSync(tool, path, handle.fd, real, workspace);
     return handle;
   } catch (error) {
     await handle.close();
@@ -163,41 +217,40 @@ export async function openConfined(
 }
 
 /**
- * Synchronous `openConfined` for the grep walk: a returned file descriptor is proved to be
- * inside the workspace the same way. Synchronous calls cost a tenth of the asynchronous
- * ones per small file; the caller must yield to the event loop between batches.
- * Returns undefined (nothing opened) when the file cannot be opened or is outside.
+ * `openConfined` with a file descriptor, for reads that fit one synchronous pass. A refusal
+ * throws a `ToolError`; an open that fails throws the runtime's error, for `pathError`.
+ */
+export function openConfinedFdSync(
+  tool: string,
+  path: string,
+  real: string,
+  workspace: Workspace,
+  flags: number,
+): number {
+  const fd = openSync(real, flags);
+  try {
+    proveOpenedSync(tool, path, fd, real, workspace);
+    return fd;
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+}
+
+/**
+ * `openConfinedFdSync` for the grep walk, which skips what it cannot use: undefined (nothing
+ * left open) when the file cannot be opened or is outside. Synchronous calls cost a tenth
+ * of the asynchronous ones per small file; the caller must yield to the event loop between
+ * batches.
  */
 export function openConfinedSync(
   real: string,
   workspace: Workspace,
   flags: number,
 ): number | undefined {
-  let fd: number;
   try {
-    fd = openSync(real, flags);
+    return openConfinedFdSync("grep", real, real, workspace, flags);
   } catch {
     return undefined;
   }
-  try {
-    let kernel: string | undefined;
-    try {
-      kernel = Deno.readLinkSync(`/proc/self/fd/${fd}`);
-    } catch {
-      kernel = undefined;
-    }
-    if (kernel !== undefined) {
-      if (kernel.endsWith(" (deleted)")) kernel = kernel.slice(0, -" (deleted)".length);
-      if (isInside(workspace, kernel)) return fd;
-    } else {
-      const again = Deno.realPathSync(real);
-      const a = fstatSync(fd);
-      const b = Deno.statSync(again);
-      if (isInside(workspace, again) && a.dev === b.dev && a.ino === b.ino) return fd;
-    }
-  } catch {
-    // fall through: refused
-  }
-  closeSync(fd);
-  return undefined;
 }

@@ -36,6 +36,9 @@ export async function runTool(
     context.signal.throwIfAborted();
     const parsed = tool.parseInput(input);
     const output = await tool.execute(parsed, context);
+    // A read-only call that finished as it was cancelled changed nothing: it reports the
+    // cancellation, as it would have a moment later. A call that writes reports what it did.
+    if (tool.readOnly === true) context.signal.throwIfAborted();
     return { output, isError: false };
   } catch (error: unknown) {
     return { output: failureText(name, error, context.signal), isError: true };

@@ -7,7 +7,8 @@
 import { defineTool, ToolError } from "./define.ts";
 import { parseFields, requireAbsolute, requireNonEmpty } from "./_input.ts";
 import { pathError } from "./_os_error.ts";
-import { confine, openConfined, READ_FLAGS } from "./_workspace.ts";
+import { closeSync, fstatSync, readSync } from "node:fs";
+import { confineSync, openConfinedFdSync, READ_FLAGS } from "./_workspace.ts";
 import { decodeUtf8, looksBinary, utf8Boundary } from "./_text.ts";
 import { BINARY_SNIFF_BYTES, DEFAULT_READ_MAX_BYTES } from "./limits.ts";
 import type { Tool, ToolContext } from "./types.ts";
@@ -45,33 +46,53 @@ export function createReadTool(): Tool<ReadInput> {
   });
 }
 
-async function readFile({ path }: ReadInput, context: ToolContext): Promise<string> {
-  const { workspace, limits, signal } = context;
+// Synchronous from start to end: a read of a source file takes microseconds, a tenth of what
+// the same steps cost as promises. A FIFO cannot block it (READ_FLAGS is non-blocking) and
+// the read stops one byte past the cap.
+function readFile({ path }: ReadInput, context: ToolContext): Promise<string> {
+  try {
+    return Promise.resolve(readFileSync(path, context));
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+function readFileSync(path: string, { workspace, limits, signal }: ToolContext): string {
   signal.throwIfAborted();
-  const real = await confine(NAME, path, workspace);
-  const handle = await openConfined(NAME, path, real, workspace, READ_FLAGS).catch((error) => {
+  const real = confineSync(NAME, path, workspace);
+  let fd: number;
+  try {
+    fd = openConfinedFdSync(NAME, path, real, workspace, READ_FLAGS);
+  } catch (error) {
     if (error instanceof ToolError) throw error;
     throw new ToolError(NAME, `${NAME}: ${pathError("open", path, error)}`, { cause: error });
-  });
+  }
   try {
-    const info = await handle.stat();
+    const info = fstatSync(fd);
     if (info.isDirectory()) throw new ToolError(NAME, `${NAME}: read ${path}: is a directory`);
     if (!info.isFile()) throw new ToolError(NAME, `${NAME}: read ${path}: not a regular file`);
     const cap = limits.readMaxBytes;
     // Read one byte past the cap: that byte decides whether the file is larger. Read at
     // least the sniffed prefix, so a cap below 512 bytes cannot hide a NUL from the sniff.
-    const buffer = new Uint8Array(Math.max(cap + 1, BINARY_SNIFF_BYTES));
+    const want = Math.max(cap + 1, BINARY_SNIFF_BYTES);
+    // Sized by the stat (one byte more tells a file that grew since), grown up to `want`.
+    let buffer = new Uint8Array(Math.min(want, info.size + 1));
     let filled = 0;
-    while (filled < buffer.length) {
-      signal.throwIfAborted();
-      const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, null)
-        .catch((error: unknown) => {
-          throw new ToolError(NAME, `${NAME}: ${pathError("read", path, error)}`, {
-            cause: error,
-          });
-        });
-      if (bytesRead === 0) break;
-      filled += bytesRead;
+    for (;;) {
+      if (filled === buffer.length) {
+        if (buffer.length === want) break;
+        const grown = new Uint8Array(want);
+        grown.set(buffer);
+        buffer = grown;
+      }
+      let n: number;
+      try {
+        n = readSync(fd, buffer, filled, buffer.length - filled, null);
+      } catch (error) {
+        throw new ToolError(NAME, `${NAME}: ${pathError("read", path, error)}`, { cause: error });
+      }
+      if (n === 0) break;
+      filled += n;
     }
     const bytes = buffer.subarray(0, filled);
     if (looksBinary(bytes)) {
@@ -85,6 +106,6 @@ async function readFile({ path }: ReadInput, context: ToolContext): Promise<stri
       (shown > 0 && bytes[shown - 1] !== 0x0a ? "\n" : "") +
       `[truncated: showed ${shown} of ${total} bytes; use grep, or bash with sed -n, for the rest]`;
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }

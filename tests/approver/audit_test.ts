@@ -272,3 +272,29 @@ Deno.test("audit: concurrent record() calls keep the chain valid", async () => {
   assertEquals(new Set(lines.map((l) => JSON.parse(l).tool)).size, 40);
   assertEquals(await verifyChain(text), undefined);
 });
+
+Deno.test("audit: a file rotated away between records starts a new chain", async () => {
+  await using tmp = await tempDir();
+  const path = join(tmp.path, "audit.jsonl");
+  const audit = createAuditFile(path);
+  await audit.record(event(1));
+  await audit.record(event(2));
+  await Deno.rename(path, `${path}.1`);
+  await audit.record(event(3));
+  const rotated = (await Deno.readTextFile(`${path}.1`)).trimEnd().split("\n");
+  const fresh = (await Deno.readTextFile(path)).trimEnd().split("\n");
+  assertEquals(rotated.map((l) => JSON.parse(l).seq), [1, 2]);
+  assertEquals(fresh.map((l) => [JSON.parse(l).seq, JSON.parse(l).prev]), [[1, GENESIS]]);
+});
+
+Deno.test("audit: a line another writer appended is chained onto, not overwritten", async () => {
+  await using tmp = await tempDir();
+  const path = join(tmp.path, "audit.jsonl");
+  const mine = createAuditFile(path);
+  await mine.record(event(1));
+  await createAuditFile(path).record(event(2)); // another process, as far as `mine` knows
+  await mine.record(event(3));
+  const text = await Deno.readTextFile(path);
+  assertEquals(text.trimEnd().split("\n").map((l) => JSON.parse(l).seq), [1, 2, 3]);
+  assertEquals(await verifyChain(text), undefined);
+});
