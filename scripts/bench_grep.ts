@@ -30,7 +30,7 @@ import { SKIPPED_DIRS } from "../tools/grep.ts";
 
 const REPO = fileURLToPath(new URL("../", import.meta.url));
 /** Bump when the generator changes, so cached trees are rebuilt. */
-const GENERATOR_VERSION = 1;
+export const GENERATOR_VERSION = 1;
 const KIB = 1024;
 const MIB = 1024 * KIB;
 /** `fmt.lineWidth` in deno.json: results.md must already be formatted. */
@@ -40,7 +40,7 @@ const LINE_WIDTH = 100;
 // Queries
 
 /** Planted in a handful of files; never produced by the generator otherwise. */
-const RARE = "quuxplorinator_7f3a";
+export const RARE = "quuxplorinator_7f3a";
 /** Appears in roughly one line in twenty: far more than 200 matches. */
 const COMMON = "return";
 const CLASS = String.raw`(?i)[a-z]+_handler\d`;
@@ -190,7 +190,8 @@ function choose(g: Gen, n: number, count: number): Set<number> {
   return picked;
 }
 
-interface TreeStats {
+/** What a generated tree holds. */
+export interface TreeStats {
   readonly files: number;
   readonly bytes: number;
   /** Files in skip-list directories (not searched). */
@@ -225,7 +226,7 @@ async function writeFiles(root: string, files: Map<string, string>): Promise<voi
 }
 
 /** Builds the tree at `root` once; a `<root>.ok` file holds its stats. */
-async function cached(
+export async function cached(
   root: string,
   build: (root: string) => Promise<TreeStats>,
 ): Promise<TreeStats> {
@@ -248,7 +249,7 @@ async function cached(
  * (a) `count` files of ~10 KiB in leaf directories of 100, grouped by 100, plus decoys in
  * skip-list directories and a few hidden files.
  */
-async function buildSmallTree(root: string, count: number): Promise<TreeStats> {
+export async function buildSmallTree(root: string, count: number): Promise<TreeStats> {
   const lines = linePool(20_000);
   const g = new Gen(count);
   const rare = choose(g, count, 5);
@@ -508,7 +509,8 @@ async function measureRow(
   };
 }
 
-function round(n: number, digits = 1): number {
+/** `n` rounded to `digits` decimals. */
+export function round(n: number, digits = 1): number {
   const f = 10 ** digits;
   return Math.round(n * f) / f;
 }
@@ -521,7 +523,7 @@ function fmt(n: number | null, suffix = ""): string {
 }
 
 /** A markdown table already aligned the way `deno fmt` aligns it. */
-function table(header: string[], rows: string[][]): string {
+export function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(3, h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`;
   return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
@@ -592,7 +594,7 @@ function report(rows: Row[], trees: Tree[], meta: Record<string, string | number
 }
 
 /** Greedy wrap at the project's line width, as `deno fmt` wraps prose (code spans whole). */
-function wrap(text: string, indent = ""): string {
+export function wrap(text: string, indent = ""): string {
   const words = text.match(/(?:`[^`]*`|[^\s`])+/g) ?? [];
   const lines: string[] = [];
   let line = "";

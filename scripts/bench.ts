@@ -1,0 +1,74 @@
+// deno-lint-ignore-file no-console
+/**
+ * `deno task bench`: every benchmark, each suite in a fresh `deno` process so one suite's
+ * heap, caches and threads cannot colour the other's figures:
+ *
+ * 1. grep against ripgrep (`bench_grep.ts`): `bench/results.md`, `bench/results.json`;
+ * 2. the runtime rows (`bench_runtime.ts`: cold start, per-call cost, bash, memory, agent
+ *    overhead, MCP): `bench/runtime.md`, `bench/runtime.json`.
+ *
+ * The grep suite runs first, so the memory rows find its cached 1 GiB tree under `.bench/`.
+ *
+ * Options: `--quick`, `--runs N` (both passed to each suite), `--only ROW[,ROW]` (`grep`, or
+ * a runtime group or row id such as `cold`, `calls`, `mcp_sequential`; repeatable), `--out
+ * DIR` (default `bench/`), `--dir DIR` (tree cache, default `.bench/`).
+ *
+ * @module
+ */
+
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { join } from "node:path";
+
+const REPO = fileURLToPath(new URL("../", import.meta.url));
+
+/** Runs `script` with `args` in a fresh process; throws when it fails. */
+async function suite(script: string, args: readonly string[]): Promise<void> {
+  console.error(`bench: ${script} ${args.join(" ")}`);
+  const status = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--config",
+      join(REPO, "deno.json"),
+      join(REPO, "scripts", script),
+      ...args,
+    ],
+    stdin: "null",
+    stdout: "inherit",
+    stderr: "inherit",
+  }).spawn().status;
+  if (!status.success) throw new Error(`bench: ${script} exited ${status.code}`);
+}
+
+/** Runs the selected suites. */
+export async function main(args: readonly string[] = Deno.args): Promise<void> {
+  const { values } = parseArgs({
+    args: [...args],
+    options: {
+      quick: { type: "boolean", default: false },
+      runs: { type: "string" },
+      only: { type: "string", multiple: true, default: [] },
+      out: { type: "string" },
+      dir: { type: "string" },
+    },
+  });
+  const only = values.only.flatMap((o) => o.split(",")).map((o) => o.trim()).filter(Boolean);
+  const grep = only.length === 0 || only.includes("grep");
+  const runtime = only.filter((o) => o !== "grep");
+  const common = [
+    ...(values.quick ? ["--quick"] : []),
+    ...(values.runs === undefined ? [] : ["--runs", values.runs]),
+    ...(values.out === undefined ? [] : ["--out", values.out]),
+    ...(values.dir === undefined ? [] : ["--dir", values.dir]),
+  ];
+  if (grep) await suite("bench_grep.ts", common);
+  if (only.length === 0 || runtime.length > 0) {
+    await suite("bench_runtime.ts", [
+      ...common,
+      ...(runtime.length > 0 ? ["--only", runtime.join(",")] : []),
+    ]);
+  }
+}
+
+if (import.meta.main) await main();

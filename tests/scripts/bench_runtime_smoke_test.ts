@@ -1,0 +1,84 @@
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { assert, assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
+
+const REPO = fileURLToPath(new URL("../../", import.meta.url));
+const RUNTIME = join(REPO, "scripts", "bench_runtime.ts");
+const ALL = join(REPO, "scripts", "bench.ts");
+
+const ROWS = [
+  "cold_start",
+  "read_calls",
+  "bash_true",
+  "bash_true_bwrap",
+  "rss_bash",
+  "rss_read",
+  "rss_grep",
+  "agent_scripted",
+  "agent_http",
+  "mcp_sequential",
+  "mcp_in_flight",
+];
+
+async function run(
+  script: string,
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--config", join(REPO, "deno.json"), script, ...args],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
+}
+
+// Only checks that the benchmark runs and reports every row; timings are never asserted.
+Deno.test("bench_runtime --quick writes a table and JSON with every row", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "rousseau-bench-runtime-" });
+  try {
+    const out = join(dir, "out");
+    const result = await run(RUNTIME, ["--quick", "--out", out, "--dir", dir]);
+    assertEquals(result.code, 0, result.stderr);
+    assertStringIncludes(result.stdout, "| row ");
+    assertStringIncludes(result.stdout, "## read through the gate, per call (µs)");
+    assertEquals(
+      await Deno.readTextFile(join(out, "runtime.md")),
+      result.stdout.replace(/\n$/, ""),
+    );
+    const json = JSON.parse(await Deno.readTextFile(join(out, "runtime.json")));
+    assertEquals(json.rows.map((r: { id: string }) => r.id), ROWS);
+    for (const row of json.rows) {
+      for (const key of ["name", "unit", "ours", "comparison", "ratio", "target", "target_met"]) {
+        assert(key in row, `row ${row.id} has ${key}`);
+      }
+      // A row without a figure must say why (bwrap missing, the MCP server not answering).
+      assert(typeof row.ours === "number" || typeof row.note === "string", `row ${row.id}`);
+      assertStringIncludes(result.stdout, `\`${row.id}\``);
+    }
+    assert(Array.isArray(json.breakdowns) && json.breakdowns.length === 4, "4 breakdowns");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("bench --only runs the selected runtime row and no grep suite", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "rousseau-bench-all-" });
+  try {
+    const out = join(dir, "out");
+    const result = await run(ALL, ["--quick", "--only", "cold_start", "--out", out, "--dir", dir]);
+    assertEquals(result.code, 0, result.stderr);
+    const json = JSON.parse(await Deno.readTextFile(join(out, "runtime.json")));
+    assertEquals(json.rows.map((r: { id: string }) => r.id), ["cold_start"]);
+    assertEquals(await Deno.stat(join(out, "results.json")).then(() => true, () => false), false);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("bench_runtime rejects an unknown row", async () => {
+  const result = await run(RUNTIME, ["--only", "nope", "--out", "/nonexistent"]);
+  assertEquals(result.code, 1);
+  assertStringIncludes(result.stderr, 'bench: unknown row "nope" (want one of cold, calls,');
+});
