@@ -8,16 +8,6 @@ import { Command, CommanderError, Option } from "commander";
 import meta from "../deno.json" with { type: "json" };
 import { EXIT, UsageError } from "./errors.ts";
 import { writeStderr, writeStdout, writeSync } from "./output.ts";
-import { doctorCommand } from "./doctor.ts";
-import { toolCommand } from "./tool.ts";
-import { toolsCommand } from "./tools.ts";
-import { runCommand } from "./run.ts";
-import { chatCommand } from "./chat.ts";
-import { sessionCommand } from "./session.ts";
-import { mcpCommand } from "./mcp.ts";
-import { policyCommand } from "./policy_cmd.ts";
-import { auditCommand } from "./audit_cmd.ts";
-import { initCommand } from "./init.ts";
 
 /** The product version, from `deno.json`. */
 export const VERSION: string = meta.version;
@@ -26,6 +16,8 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
+// Each command's implementation is imported when that command runs, so start-up loads only
+// the argument parser and what the chosen command needs.
 function buildProgram(run: (work: () => Promise<number>) => void, signal: AbortSignal): Command {
   const program = new Command("rousseau")
     .description("A coding agent for the terminal, CI pipelines and locked-down servers.")
@@ -90,7 +82,9 @@ Examples:
   rousseau tool grep '{"pattern": "TODO", "path": "/srv/app", "include": "*.ts"}'`,
     )
     .action((name: string, json: string | undefined, _opts: unknown, command: Command) => {
-      run(() => toolCommand(name, json, command.optsWithGlobals(), signal));
+      run(async () =>
+        (await import("./tool.ts")).toolCommand(name, json, command.optsWithGlobals(), signal)
+      );
     });
 
   program.command("run")
@@ -115,7 +109,9 @@ Examples:
   rousseau --provider openai --base-url http://127.0.0.1:11434/v1 --model qwen3 run "summarise README.md"`,
     )
     .action((prompt: string | undefined, _opts: unknown, command: Command) => {
-      run(() => runCommand(prompt, command.optsWithGlobals(), signal));
+      run(async () =>
+        (await import("./run.ts")).runCommand(prompt, command.optsWithGlobals(), signal)
+      );
     });
 
   program.command("chat")
@@ -135,7 +131,7 @@ Examples:
   rousseau --provider openai --base-url http://127.0.0.1:11434/v1 --model qwen3 chat`,
     )
     .action((_opts: unknown, command: Command) => {
-      run(() => chatCommand(command.optsWithGlobals(), signal));
+      run(async () => (await import("./chat.ts")).chatCommand(command.optsWithGlobals(), signal));
     });
 
   program.command("session")
@@ -152,7 +148,9 @@ Examples:
   rousseau run --session 3f2a "now add a test for it"`,
     )
     .action((action: string, id: string | undefined, _opts: unknown, command: Command) => {
-      run(() => sessionCommand(action, id, command.optsWithGlobals()));
+      run(async () =>
+        (await import("./session.ts")).sessionCommand(action, id, command.optsWithGlobals())
+      );
     });
 
   program.command("mcp")
@@ -169,7 +167,7 @@ Examples:
   rousseau --workspace /srv/app --allow edit --allow 'bash:^\\{"command":"npm test"' mcp`,
     )
     .action((_opts: unknown, command: Command) => {
-      run(() => mcpCommand(command.optsWithGlobals(), signal));
+      run(async () => (await import("./mcp.ts")).mcpCommand(command.optsWithGlobals(), signal));
     });
 
   program.command("tools")
@@ -185,7 +183,7 @@ Examples:
   rousseau --config config.yaml tools --json | jq -r '.[].name'`,
     )
     .action((_opts: unknown, command: Command) => {
-      run(() => toolsCommand(command.optsWithGlobals()));
+      run(async () => (await import("./tools.ts")).toolsCommand(command.optsWithGlobals()));
     });
 
   program.command("init")
@@ -204,7 +202,7 @@ Examples:
   rousseau init --print > /etc/rousseau/config.yaml`,
     )
     .action((_opts: unknown, command: Command) => {
-      run(() => initCommand(command.optsWithGlobals()));
+      run(async () => (await import("./init.ts")).initCommand(command.optsWithGlobals()));
     });
 
   program.command("doctor")
@@ -215,7 +213,7 @@ Examples:
       "\nExit codes: 0 every check passed, 1 a check failed.\n\nExamples:\n  rousseau --config policy.yaml doctor\n  rousseau --provider openai --base-url http://127.0.0.1:11434/v1 doctor --online",
     )
     .action((_opts: unknown, command: Command) => {
-      run(() => doctorCommand(command.optsWithGlobals()));
+      run(async () => (await import("./doctor.ts")).doctorCommand(command.optsWithGlobals()));
     });
 
   program.command("policy")
@@ -240,7 +238,9 @@ Examples:
   rousseau --config policy.yaml policy replay 3f2a --json`,
     )
     .action((action: string, args: string[], _opts: unknown, command: Command) => {
-      run(() => policyCommand(action, args, command.optsWithGlobals()));
+      run(async () =>
+        (await import("./policy_cmd.ts")).policyCommand(action, args, command.optsWithGlobals())
+      );
     });
 
   program.command("audit")
@@ -260,7 +260,9 @@ Examples:
   rousseau audit verify /var/lib/rousseau/audit.jsonl --json`,
     )
     .action((action: string, file: string | undefined, _opts: unknown, command: Command) => {
-      run(() => auditCommand(action, file, command.optsWithGlobals()));
+      run(async () =>
+        (await import("./audit_cmd.ts")).auditCommand(action, file, command.optsWithGlobals())
+      );
     });
 
   program.command("version")
