@@ -91,7 +91,7 @@ type Group = typeof GROUPS[number];
 /** Every row, by group. */
 const ROW_IDS: Record<Group, readonly string[]> = {
   cold: ["cold_start"],
-  calls: ["read_calls"],
+  calls: ["read_calls", "read_calls_in_flight"],
   bash: ["bash_true", "bash_true_bwrap"],
   memory: ["rss_bash", "rss_read", "rss_grep"],
   agent: ["agent_scripted", "agent_http"],
@@ -440,6 +440,7 @@ function startEchoWorker(): { call: (input: unknown) => Promise<void>; close: ()
 
 const IN_PROCESS_ROW = "read tool in-process: parse + execute (the comparison)";
 const GATE_ROW = "gate, pattern policy (the row's figure)";
+const IN_FLIGHT_ROW = "gate, pattern policy, 8 in flight (the second row's figure)";
 
 async function readCalls(fx: Fixture, settings: Settings): Promise<[Row[], Breakdown[]]> {
   const n = settings.quick ? 200 : 10_000;
@@ -497,7 +498,7 @@ async function readCalls(fx: Fixture, settings: Settings): Promise<[Row[], Break
         sequential(n, () => callTool(pattern, "read", input, signal)),
       ],
       [
-        "gate, pattern policy, 8 in flight",
+        IN_FLIGHT_ROW,
         n,
         concurrent(n, 8, () => callTool(pattern, "read", input, signal)),
       ],
@@ -520,23 +521,41 @@ async function readCalls(fx: Fixture, settings: Settings): Promise<[Row[], Break
       const i = contenders.findIndex(([n]) => n === name);
       return contenders[i]![1] / best[i]! * 1000;
     };
-    const row = makeRow(
-      {
-        id: "read_calls",
-        group: "calls",
-        name:
-          `${n} \`read\` calls of a small file through the gate (pattern approver, tool worker)`,
-        unit: "calls/s",
-        "comparison_name": "the read tool called in-process (parse + execute)",
-        target: ">= 20000 calls/s",
-        note: `sequential calls in one process, best of ${runs}; the file is ` +
-          `${fx.smallText.length} bytes; no audit sink (see the breakdown for its cost)`,
-      },
-      rate(GATE_ROW),
-      rate(IN_PROCESS_ROW),
-      (ours) => ours >= 20_000,
-      false,
-    );
+    const fields = {
+      group: "calls" as const,
+      unit: "calls/s",
+      "comparison_name": "the read tool called in-process (parse + execute)",
+      target: ">= 20000 calls/s",
+    };
+    const rows = [
+      makeRow(
+        {
+          ...fields,
+          id: "read_calls",
+          name: `${n} \`read\` calls of a small file through the gate (pattern approver, ` +
+            "tool worker), one at a time",
+          note: `sequential calls in one process, best of ${runs}; the file is ` +
+            `${fx.smallText.length} bytes; no audit sink (see the breakdown for its cost)`,
+        },
+        rate(GATE_ROW),
+        rate(IN_PROCESS_ROW),
+        (ours) => ours >= 20_000,
+        false,
+      ),
+      makeRow(
+        {
+          ...fields,
+          id: "read_calls_in_flight",
+          name: `${n} \`read\` calls through the gate, 8 in flight (as the agent runs ` +
+            "consecutive read-only calls)",
+          note: `best of ${runs}; the comparison is the sequential in-process figure`,
+        },
+        rate(IN_FLIGHT_ROW),
+        rate(IN_PROCESS_ROW),
+        (ours) => ours >= 20_000,
+        false,
+      ),
+    ];
     const breakdown: Breakdown = {
       title: "read through the gate, per call (µs)",
       unit: "µs/call",
@@ -544,7 +563,7 @@ async function readCalls(fx: Fixture, settings: Settings): Promise<[Row[], Break
       note: "Layers nest: the gate is canonical JSON + the approver + the worker host; the " +
         "worker host is a postMessage round trip + the read tool inside the worker.",
     };
-    return [[row], [breakdown]];
+    return [rows, [breakdown]];
   } finally {
     echo.close();
   }

@@ -9,6 +9,7 @@ const ALL = join(REPO, "scripts", "bench.ts");
 const ROWS = [
   "cold_start",
   "read_calls",
+  "read_calls_in_flight",
   "bash_true",
   "bash_true_bwrap",
   "rss_bash",
