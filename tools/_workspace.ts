@@ -144,20 +144,34 @@ export function outside(tool: string, path: string): ToolError {
 /**
  * False once `/proc/self/fd` turned out to be unreadable here (not Linux, or a Deno worker,
  * whose runtime refuses `/proc/self` paths to anything short of `--allow-all`): each later
- * proof goes straight to the fallback instead of paying for a refused lookup.
+ * proof goes straight to `askHost` or the fallback instead of paying for a refused lookup.
  */
 let procReadable = true;
+/** Where the tool worker asks its host isolate instead (see `_fd_channel.ts`). */
+let askHost: ((fd: number) => string | undefined) | undefined;
 
-/** What the kernel says `fd` refers to, or undefined where `/proc/self/fd` cannot be read. */
+/**
+ * Installs how this isolate learns where an open file descriptor leads when it cannot read
+ * `/proc/self/fd` itself: the tool worker asks its host. The function returns undefined when
+ * the answer is unknown and throws when no answer can be had (the proof then fails closed).
+ */
+export function setOpenedPathLookup(lookup: (fd: number) => string | undefined): void {
+  askHost = lookup;
+}
+
+/** What the kernel says `fd` refers to, or undefined where nobody can tell. */
 function openedPath(fd: number): string | undefined {
-  if (!procReadable) return undefined;
-  try {
-    const link = Deno.readLinkSync(`/proc/self/fd/${fd}`);
-    return link.endsWith(" (deleted)") ? link.slice(0, -" (deleted)".length) : link;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotCapable || isNotFound(error)) procReadable = false;
-    return undefined;
+  let link: string | undefined;
+  if (procReadable) {
+    try {
+      link = Deno.readLinkSync(`/proc/self/fd/${fd}`);
+    } catch (error) {
+      if (error instanceof Deno.errors.NotCapable || isNotFound(error)) procReadable = false;
+    }
   }
+  if (link === undefined && !procReadable && askHost !== undefined) link = askHost(fd);
+  if (link === undefined) return undefined;
+  return link.endsWith(" (deleted)") ? link.slice(0, -" (deleted)".length) : link;
 }
 
 /**
@@ -173,7 +187,18 @@ export function proveOpenedSync(
   real: string,
   workspace: Workspace,
 ): void {
-  const kernel = openedPath(fd);
+  let kernel: string | undefined;
+  try {
+    kernel = openedPath(fd);
+  } catch (error) {
+    throw new ToolError(
+      tool,
+      `${tool}: ${path}: cannot prove the opened file is inside the workspace: ${
+        (error as Error).message
+      }`,
+      { cause: error },
+    );
+  }
   if (kernel !== undefined) {
     if (!isInside(workspace, kernel)) throw outside(tool, path);
     return;

@@ -14,6 +14,8 @@ import "../mod.ts";
 import { createBuiltinTools } from "./builtin.ts";
 import { Registry } from "./registry.ts";
 import { runTool } from "./host.ts";
+import { askFdChannel } from "./_fd_channel.ts";
+import { setOpenedPathLookup } from "./_workspace.ts";
 import type { AnyTool, Limits, ToolContext, Workspace } from "./types.ts";
 import type { Sandbox } from "./_sandbox.ts";
 
@@ -27,6 +29,8 @@ export interface InitMessage {
   readonly modules: readonly string[];
   /** bash's sandbox, if any. */
   readonly sandbox?: Sandbox;
+  /** Where to ask the host what an open file descriptor leads to (see `_fd_channel.ts`). */
+  readonly fdChannel?: SharedArrayBuffer;
 }
 
 /** Runs one call. */
@@ -105,6 +109,7 @@ scope.onmessage = async (event: MessageEvent<WorkerRequest>) => {
   const message = event.data;
   if (message.type === "init") {
     try {
+      if (message.fdChannel !== undefined) setOpenedPathLookup(askFdChannel(message.fdChannel));
       registry = new Registry([...createBuiltinTools(), ...await loadModules(message.modules)]);
       base = {
         workspace: message.workspace,

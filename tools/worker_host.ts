@@ -13,6 +13,7 @@
 import { fileURLToPath as fromFileUrl } from "node:url";
 import { defineTool, ToolError } from "./define.ts";
 import { Registry } from "./registry.ts";
+import { createFdChannel, serveFdChannel } from "./_fd_channel.ts";
 import type { ToolHost } from "./host.ts";
 import type { WorkerReply, WorkerRequest } from "./worker.ts";
 import type { JsonSchemaObject, Limits, ToolResult, Workspace } from "./types.ts";
@@ -102,6 +103,8 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
   let nextId = 1;
   let closed = false;
   const post = (message: WorkerRequest) => worker.postMessage(message);
+  const fdChannel = createFdChannel();
+  const stopAnswering = serveFdChannel(fdChannel);
 
   const ready = Promise.withResolvers<WorkerReply & { type: "ready" }>();
   worker.onmessage = (event: MessageEvent<WorkerReply>) => {
@@ -128,6 +131,7 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
     limits: options.limits,
     env: options.env,
     modules,
+    fdChannel,
     ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
   });
   let loaded: WorkerReply & { type: "ready" };
@@ -135,6 +139,7 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
     loaded = await ready.promise;
   } catch (error) {
     worker.terminate();
+    stopAnswering();
     throw error;
   }
   const registry = new Registry(loaded.tools.map((tool) =>
@@ -151,6 +156,7 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
     if (closed) return;
     closed = true;
     worker.terminate();
+    stopAnswering();
     for (const [id, resolve] of pending) {
       resolve({ output: "tools: the tool worker was stopped", isError: true });
       pending.delete(id);
