@@ -125,18 +125,20 @@ export function createAuditFile(
   const clock = options.clock ?? (() => new Date());
   // Other processes may append to the same file, so each line is written under the lock
   // after a look at the file. While it is still the file and the size this process left,
-  // the last line is the one this process wrote and is not read back. The steps are
-  // synchronous (a local append takes microseconds) and one call at a time, in order.
+  // the last line is the one this process wrote and is not read back. The steps under the
+  // lock are synchronous (a local append takes microseconds) and one call at a time, in order.
   let tail: Tail | undefined;
   let queue: Promise<void> = Promise.resolve();
   let madeDir = false;
-  const append = (event: AuditEvent): void => {
+  const append = async (event: AuditEvent): Promise<void> => {
     if (!madeDir) {
       Deno.mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
       madeDir = true;
     }
     using file = Deno.openSync(path, { read: true, write: true, create: true, mode: 0o600 });
-    file.lockSync(true);
+    // The lock is awaited: another process holding it must not stall this event loop (the
+    // tool worker's confinement proofs are answered on it).
+    await file.lock(true);
     try {
       const info = file.statSync();
       let prev = GENESIS;
@@ -183,7 +185,7 @@ export function createAuditFile(
       tail = undefined;
       throw error;
     } finally {
-      file.unlockSync();
+      await file.unlock();
     }
   };
   return {
