@@ -7,22 +7,29 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { assertEquals } from "../_helpers/assert.ts";
+import { runCli } from "../_helpers/cli.ts";
 import { createWorkerHost, createWorkspace, DEFAULT_LIMITS } from "../../mod.ts";
 import { askFdChannel, createFdChannel, serveFdChannel } from "../../tools/_fd_channel.ts";
 
 const PROBE = new URL("../testdata/swap_probe_tool.ts", import.meta.url).href;
 
+/** A workspace whose `d` leads outside, and a directory to swap in holding a hard link. */
+async function swapStage(base: string): Promise<string> {
+  const root = join(base, "ws");
+  const outside = join(base, "outside");
+  await Deno.mkdir(root);
+  await Deno.mkdir(outside);
+  await Deno.writeTextFile(join(outside, "secret"), "secret\n");
+  await Deno.symlink(outside, join(root, "d"));
+  await Deno.mkdir(join(root, "hardlinked"));
+  await Deno.link(join(outside, "secret"), join(root, "hardlinked", "secret"));
+  return root;
+}
+
 Deno.test("worker: a file opened through a directory swapped afterwards is refused", async () => {
   const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "rousseau-fdchan-" }));
   try {
-    const root = join(base, "ws");
-    const outside = join(base, "outside");
-    await Deno.mkdir(root);
-    await Deno.mkdir(outside);
-    await Deno.writeTextFile(join(outside, "secret"), "secret\n");
-    await Deno.symlink(outside, join(root, "d"));
-    await Deno.mkdir(join(root, "hardlinked"));
-    await Deno.link(join(outside, "secret"), join(root, "hardlinked", "secret"));
+    const root = await swapStage(base);
     await using host = await createWorkerHost({
       workspace: await createWorkspace([root]),
       limits: DEFAULT_LIMITS,
@@ -34,6 +41,31 @@ Deno.test("worker: a file opened through a directory swapped afterwards is refus
       output: `swap_probe: ${root}/d/secret is outside the workspace`,
       isError: true,
     });
+  } finally {
+    await Deno.remove(base, { recursive: true });
+  }
+});
+
+Deno.test("the CLI's permission set lets the host answer: the swap is refused there too", async () => {
+  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "rousseau-fdchan-" }));
+  try {
+    const root = await swapStage(base);
+    const config = join(base, "config.yaml");
+    await Deno.writeTextFile(config, `tools:\n  modules: [${JSON.stringify(fileURLToPath(PROBE))}]\n`);
+    const run = await runCli([
+      "--config",
+      config,
+      "--workspace",
+      root,
+      "tool",
+      "swap_probe",
+      JSON.stringify({ root }),
+    ]);
+    assertEquals([run.code, run.stdout, run.stderr], [
+      1,
+      "",
+      `swap_probe: ${root}/d/secret is outside the workspace\n`,
+    ]);
   } finally {
     await Deno.remove(base, { recursive: true });
   }
