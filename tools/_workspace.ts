@@ -203,7 +203,8 @@ export function proveOpenedSync(
     if (!isInside(workspace, kernel)) throw outside(tool, path);
     return;
   }
-  // No /proc: compare the descriptor with a fresh resolution of the same path.
+  // No kernel record (no /proc: not Linux): compare the descriptor with a fresh resolution
+  // of the same path, which a directory swapped at the right moments can fool.
   let again: string;
   try {
     again = Deno.realPathSync(real);
