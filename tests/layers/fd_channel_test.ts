@@ -51,7 +51,10 @@ Deno.test("the CLI's permission set lets the host answer: the swap is refused th
   try {
     const root = await swapStage(base);
     const config = join(base, "config.yaml");
-    await Deno.writeTextFile(config, `tools:\n  modules: [${JSON.stringify(fileURLToPath(PROBE))}]\n`);
+    await Deno.writeTextFile(
+      config,
+      `tools:\n  modules: [${JSON.stringify(fileURLToPath(PROBE))}]\n`,
+    );
     const run = await runCli([
       "--config",
       config,
