@@ -130,12 +130,15 @@ export function createAuditFile(
   let tail: Tail | undefined;
   let queue: Promise<void> = Promise.resolve();
   let madeDir = false;
-  const append = async (event: AuditEvent): Promise<void> => {
+  const open = (): Deno.FsFile => {
     if (!madeDir) {
       Deno.mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
       madeDir = true;
     }
-    using file = Deno.openSync(path, { read: true, write: true, create: true, mode: 0o600 });
+    return Deno.openSync(path, { read: true, write: true, create: true, mode: 0o600 });
+  };
+  const append = async (event: AuditEvent): Promise<void> => {
+    using file = open();
     // The lock is awaited: another process holding it must not stall this event loop (the
     // tool worker's confinement proofs are answered on it).
     await file.lock(true);
