@@ -50,7 +50,7 @@ async function usable(bwrap: string): Promise<string | undefined> {
   }
 }
 
-function hiddenPaths(config: Config, home: string | undefined): HiddenPath[] {
+function hiddenPaths(config: Pick<Config, "values">, home: string | undefined): HiddenPath[] {
   const wanted = [
     ...(home ? DEFAULT_HIDDEN.map((p) => join(home, p)) : []),
     ...(config.values.tools?.bash?.hide ?? []).map((p) =>
@@ -72,7 +72,7 @@ function hiddenPaths(config: Config, home: string | undefined): HiddenPath[] {
 
 /** Resolves the sandbox; throws a `UsageError` when bwrap is required but cannot run. */
 export async function resolveSandbox(
-  config: Config,
+  config: Pick<Config, "values">,
   env: Readonly<Record<string, string>> = Deno.env.toObject(),
 ): Promise<SandboxReport> {
   const mode = config.values.tools?.bash?.sandbox ?? "auto";

@@ -51,7 +51,6 @@ import {
   createReadTool,
   createWorkerHost,
   createWorkspace,
-  DEFAULT_HIDDEN,
   DEFAULT_LIMITS,
   Registry,
   resolveReal,
@@ -74,6 +73,7 @@ import {
   wrap,
 } from "./bench_grep.ts";
 import type { RssReport } from "./_bench_rss.ts";
+import { resolveSandbox } from "../cli/sandbox.ts";
 
 const REPO = fileURLToPath(new URL("../", import.meta.url));
 const CONFIG = join(REPO, "deno.json");
@@ -569,46 +569,10 @@ async function readCalls(fx: Fixture, settings: Settings): Promise<[Row[], Break
   }
 }
 
-function findOnPath(name: string): string | undefined {
-  for (const dir of (Deno.env.get("PATH") ?? "/usr/bin:/bin").split(":")) {
-    if (dir === "") continue;
-    try {
-      const info = Deno.statSync(join(dir, name));
-      if (info.isFile && ((info.mode ?? 0) & 0o111) !== 0) return join(dir, name);
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
-
-/** The sandbox the CLI would use (`tools.bash.sandbox: auto`), or why there is none. */
+/** The sandbox the CLI uses by default (`tools.bash.sandbox: auto`), or why there is none. */
 async function findSandbox(): Promise<Sandbox | string> {
-  const bwrap = findOnPath("bwrap");
-  if (bwrap === undefined) return "bwrap is not installed";
-  try {
-    const trial = await new Deno.Command(bwrap, {
-      args: ["--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--", "/bin/true"],
-      stdin: "null",
-      stdout: "null",
-      stderr: "piped",
-    }).output();
-    if (!trial.success) {
-      return `bwrap cannot run here: ${new TextDecoder().decode(trial.stderr).trim()}`;
-    }
-  } catch (error) {
-    return `bwrap cannot run here: ${message(error)}`;
-  }
-  const home = Deno.env.get("HOME");
-  const hide = home === undefined ? [] : DEFAULT_HIDDEN.flatMap((p) => {
-    try {
-      const info = Deno.statSync(join(home, p));
-      return [{ path: join(home, p), kind: info.isDirectory ? "dir" as const : "file" as const }];
-    } catch {
-      return [];
-    }
-  });
-  return { bwrap, network: false, hide };
+  const report = await resolveSandbox({ values: {} });
+  return report.sandbox ?? report.summary;
 }
 
 async function bashCalls(fx: Fixture, settings: Settings): Promise<[Row[], Breakdown[]]> {
