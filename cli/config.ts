@@ -131,6 +131,12 @@ export interface Config {
   readonly envRemove: readonly string[];
   /** Where sessions and the audit log live. */
   readonly stateDir: string;
+  /**
+   * rousseau's own files, absolute: the config file in use, the config directory and the
+   * state directory. No tool reads or writes them and the sandbox hides them (tools.md,
+   * "Protected paths"), wherever they live. They may not exist yet.
+   */
+  readonly protectedPaths: readonly string[];
   /** Custom tool modules as file URLs (relative paths resolve against the config file). */
   readonly modules: readonly string[];
   /** MCP servers whose tools are offered as `mcp__<server>__<tool>`, by server name. */
@@ -375,12 +381,21 @@ export async function loadConfig(
     limits,
     envRemove: bash?.env_remove ?? [],
     stateDir: stateDirectory(values, env),
+    protectedPaths: [],
     mcpServers: values.mcp_servers ?? {},
     modules: (values.tools?.modules ?? []).map((module) =>
       pathToFileURL(resolve(file === undefined ? Deno.cwd() : dirname(file), module)).href
     ),
   };
   if (file !== undefined) config.file = file;
+  const configHome = defaultConfigPath(env);
+  config.protectedPaths = [
+    ...new Set([
+      ...(file === undefined ? [] : [file]),
+      ...(configHome === undefined ? [] : [dirname(configHome)]),
+      config.stateDir,
+    ].map((p) => resolve(p))),
+  ];
   if (values.agent?.approver !== undefined) config.approver = values.agent.approver as PolicyConfig;
   return Object.freeze(config);
 }
