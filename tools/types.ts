@@ -23,6 +23,18 @@ export interface JsonSchemaObject {
 export interface Workspace {
   /** Absolute, symlink-free roots; the first is bash's working directory. */
   readonly roots: readonly string[];
+  /**
+   * rousseau's own files and directories (tools.md, "Protected paths"): absolute, each as
+   * configured and as resolved when the workspace was made. They may not exist yet. No tool
+   * reads or writes anything at or below them.
+   */
+  readonly protected: readonly string[];
+  /**
+   * `dev:ino` of the protected files that existed when the workspace was made (and of the
+   * files in the protected directories), so a hard link elsewhere is recognised even where
+   * this isolate may no longer look at the originals (the tool worker).
+   */
+  readonly protectedIds: readonly string[];
 }
 
 /** Limits the built-in tools enforce; every field has a default in `limits.ts`. */
