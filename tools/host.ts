@@ -23,6 +23,34 @@ export function failureText(name: string, error: unknown, signal: AbortSignal): 
   return detail.startsWith(`${name}: `) ? detail : `${name}: ${detail}`;
 }
 
+/**
+ * How long a cancelled call may take to notice before its result is given up on: a tool that
+ * ignores its signal (or waits on something that never answers) still returns promptly.
+ */
+export const CANCEL_GRACE_MS = 2000;
+
+/**
+ * Rejects `CANCEL_GRACE_MS` after `signal` aborts; `stop` clears the timer (nothing is left
+ * to keep the process alive).
+ */
+function givenUpAfterCancel(signal: AbortSignal): { promise: Promise<never>; stop(): void } {
+  const { promise, reject } = Promise.withResolvers<never>();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const onAbort = () => {
+    timer = setTimeout(() => reject(signal.reason ?? new Error("cancelled")), CANCEL_GRACE_MS);
+  };
+  if (signal.aborted) onAbort();
+  else signal.addEventListener("abort", onAbort, { once: true });
+  promise.catch(() => {});
+  return {
+    promise,
+    stop() {
+      signal.removeEventListener("abort", onAbort);
+      if (timer !== undefined) clearTimeout(timer);
+    },
+  };
+}
+
 /** Runs `name` from `registry` with `input`; every failure becomes `{ isError: true }`. */
 export async function runTool(
   registry: Registry,
@@ -35,7 +63,13 @@ export async function runTool(
   try {
     context.signal.throwIfAborted();
     const parsed = tool.parseInput(input);
-    const output = await tool.execute(parsed, context);
+    const deadline = givenUpAfterCancel(context.signal);
+    let output: string;
+    try {
+      output = await Promise.race([tool.execute(parsed, context), deadline.promise]);
+    } finally {
+      deadline.stop();
+    }
     // A read-only call that finished as it was cancelled changed nothing: it reports the
     // cancellation, as it would have a moment later. A call that writes reports what it did.
     if (tool.readOnly === true) context.signal.throwIfAborted();

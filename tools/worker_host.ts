@@ -14,7 +14,7 @@ import { fileURLToPath as fromFileUrl } from "node:url";
 import { defineTool, ToolError } from "./define.ts";
 import { Registry } from "./registry.ts";
 import { createFdChannel, serveFdChannel } from "./_fd_channel.ts";
-import type { ToolHost } from "./host.ts";
+import { CANCEL_GRACE_MS, type ToolHost } from "./host.ts";
 import type { WorkerReply, WorkerRequest } from "./worker.ts";
 import type { JsonSchemaObject, Limits, ToolResult, Workspace } from "./types.ts";
 import type { Sandbox } from "./_sandbox.ts";
@@ -173,9 +173,21 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
       }
       const id = nextId++;
       return new Promise<ToolResult>((resolve) => {
-        const onAbort = () => post({ type: "cancel", id });
+        let stuck: ReturnType<typeof setTimeout> | undefined;
+        const onAbort = () => {
+          post({ type: "cancel", id });
+          // A worker that does not answer a cancellation in time is blocked (a synchronous
+          // wait inside a tool): the call returns anyway, and the worker is stopped so that
+          // nothing it was doing outlives the cancellation.
+          stuck ??= setTimeout(() => {
+            pending.get(id)?.({ output: `${name}: cancelled`, isError: true });
+            pending.delete(id);
+            close();
+          }, 2 * CANCEL_GRACE_MS);
+        };
         pending.set(id, (result) => {
           signal.removeEventListener("abort", onAbort);
+          if (stuck !== undefined) clearTimeout(stuck);
           resolve(result);
         });
         signal.addEventListener("abort", onAbort, { once: true });

@@ -4,6 +4,7 @@ import type { ToolResult } from "../../mod.ts";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 import { abortOnNewEntry, fail, list, ok } from "../_helpers/results.ts";
+import { finished, spawnCli } from "../_helpers/cli.ts";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -710,3 +711,168 @@ Deno.test("write() never writes outside when the target flips to an outside link
   assertEquals(await list(ws.outside), ["secret.txt"]);
   assertEquals((await list(ws.root)).filter((name) => name.endsWith(".tmp")), []);
 });
+
+// ---- Only regular files, never blocking (issue 15, item 4) ---------------------------------
+
+async function mkfifo(path: string): Promise<void> {
+  const made = await new Deno.Command("mkfifo", { args: [path] }).output();
+  assertEquals(made.code, 0, new TextDecoder().decode(made.stderr));
+}
+
+Deno.test("write() refuses a FIFO at once, with or without a reader, and through a symlink", async () => {
+  await using ws = await tmpWorkspace();
+  const fifo = ws.path("f");
+  await mkfifo(fifo);
+  await Deno.symlink(fifo, ws.path("link"));
+  for (const path of [fifo, ws.path("link")]) {
+    assertEquals(
+      await ws.call("write", { path, content: "x" }),
+      fail(`write: ${path} is not a regular file`),
+    );
+  }
+  // A reader waiting on the FIFO gets nothing, and the write does not wait for it either.
+  const reader = new Deno.Command("/bin/sh", {
+    args: ["-c", `exec 3<"$0"; cat <&3`, fifo],
+    stdout: "piped",
+  }).spawn();
+  assertEquals(
+    await ws.call("write", { path: fifo, content: "x" }),
+    fail(`write: ${fifo} is not a regular file`),
+  );
+  // Unblock the reader (open for writing, write nothing) and check it saw nothing.
+  const w = await Deno.open(fifo, { write: true });
+  w.close();
+  const { stdout } = await reader.output();
+  assertEquals(stdout.length, 0);
+  assert((await Deno.lstat(fifo)).isFifo);
+  assertEquals(await list(ws.root), ["f", "link"]);
+});
+
+Deno.test("write() refuses a unix socket and a device node", async () => {
+  await using ws = await tmpWorkspace();
+  const socket = ws.path("s.sock");
+  using _listener = Deno.listen({ transport: "unix", path: socket });
+  assertEquals(
+    await ws.call("write", { path: socket, content: "x" }),
+    fail(`write: ${socket} is not a regular file`),
+  );
+  if (Deno.uid() === 0) {
+    const dev = ws.path("null-dev");
+    const made = await new Deno.Command("mknod", { args: [dev, "c", "1", "3"] }).output();
+    if (made.code === 0) {
+      assertEquals(
+        await ws.call("write", { path: dev, content: "x" }),
+        fail(`write: ${dev} is not a regular file`),
+      );
+      assert((await Deno.lstat(dev)).isCharDevice);
+    }
+  }
+});
+
+Deno.test("write() never blocks while a FIFO and a file are swapped under it", async () => {
+  await using ws = await tmpWorkspace({ files: { "plain": "p" } });
+  await mkfifo(ws.path("fifo"));
+  const target = ws.path("t");
+  // Another process swaps a FIFO and a regular file into `t` as fast as it can.
+  const swapper = new Deno.Command("/bin/sh", {
+    args: [
+      "-c",
+      'cd "$0" && while [ ! -e stop ]; do ln -f fifo t.new && mv -f t.new t; ' +
+      "ln -f plain t.new && mv -f t.new t; done",
+      ws.root,
+    ],
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  try {
+    const seen = new Set<string>();
+    for (let i = 0; i < 200; i++) {
+      const result = await ws.call("write", { path: target, content: "x" });
+      // Either the write landed, or it saw a FIFO and refused; never a hang.
+      if (result.isError) {
+        assertEquals(result, fail(`write: ${target} is not a regular file`));
+        seen.add("refused");
+      } else {
+        assertEquals(result, ok(`wrote 1 bytes to ${target}`));
+        seen.add("wrote");
+      }
+    }
+    assert(seen.size > 0);
+  } finally {
+    await Deno.writeTextFile(ws.path("stop"), "");
+    await swapper.status;
+  }
+  assert((await Deno.lstat(ws.path("fifo"))).isFifo);
+  assertEquals(await Deno.readTextFile(ws.path("plain")), "p");
+});
+
+Deno.test("write() to a FIFO through `rousseau tool write` exits at once with the error", async () => {
+  await using ws = await tmpWorkspace();
+  const fifo = ws.path("f");
+  await mkfifo(fifo);
+  const child = spawnCli([
+    "--workspace",
+    ws.root,
+    "tool",
+    "write",
+    JSON.stringify({
+      path: fifo,
+      content: "x",
+    }),
+  ]);
+  // A hang would be killed here and fail the test on its exit code and text.
+  const guard = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  const run = await finished(child);
+  clearTimeout(guard);
+  assertEquals(run, { code: 1, stdout: "", stderr: `write: ${fifo} is not a regular file\n` });
+});
+
+Deno.test("a tool call that never returns does not keep `rousseau tool` alive after SIGTERM or SIGINT", async (t) => {
+  await using ws = await tmpWorkspace();
+  // A custom tool that blocks its thread for good and ignores cancellation: the worst case.
+  const module = join(ws.outside, "stuck.ts");
+  await Deno.writeTextFile(
+    module,
+    `export default {
+  name: "stuck",
+  description: "Blocks forever.",
+  inputSchema: { type: "object", properties: {} },
+  readOnly: true,
+  parseInput: (raw) => raw,
+  execute() {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+    return Promise.resolve("never");
+  },
+};
+`,
+  );
+  const config = join(ws.outside, "config.yaml");
+  await Deno.writeTextFile(config, `tools:\n  modules: [${JSON.stringify(module)}]\n`);
+  for (const [signal, code] of [["SIGTERM", 143], ["SIGINT", 130]] as const) {
+    await t.step(signal, async () => {
+      const child = spawnCli(["--config", config, "--workspace", ws.root, "tool", "stuck", "{}"]);
+      // Wait until the worker runs the call (its ready marker: the process is up for a moment).
+      await waitForWorker(child.pid);
+      child.kill(signal);
+      const guard = setTimeout(() => child.kill("SIGKILL"), 60_000);
+      const run = await finished(child);
+      clearTimeout(guard);
+      assertEquals(run.code, code, run.stderr);
+      assertEquals(run.stderr, "stuck: cancelled\n");
+    });
+  }
+});
+
+/** Waits until process `pid` runs more than one thread (the tool worker has started). */
+async function waitForWorker(pid: number): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    const status = await Deno.readTextFile(`/proc/${pid}/status`).catch(() => "");
+    const cpu = await Deno.readTextFile(`/proc/${pid}/stat`).catch(() => "");
+    // Busy start-up is over when the process sleeps with the worker loaded.
+    if (/^Threads:\s*(\d+)/m.exec(status) && cpu.split(" ")[2] === "S") {
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
