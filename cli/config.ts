@@ -61,6 +61,7 @@ function buildSchema({ z }: ZodModule) {
     }).optional(),
     tools: z.strictObject({
       read: z.strictObject({ max_bytes: count.optional() }).optional(),
+      edit: z.strictObject({ max_bytes: count.optional() }).optional(),
       grep: z.strictObject({ max_matches: count.optional(), max_file_bytes: size.optional() })
         .optional(),
       bash: z.strictObject({
@@ -371,6 +372,7 @@ export async function loadConfig(
   const bash = values.tools?.bash;
   const limits: Limits = {
     readMaxBytes: values.tools?.read?.max_bytes ?? DEFAULT_LIMITS.readMaxBytes,
+    editMaxBytes: values.tools?.edit?.max_bytes ?? DEFAULT_LIMITS.editMaxBytes,
     grepMaxMatches: values.tools?.grep?.max_matches ?? DEFAULT_LIMITS.grepMaxMatches,
     grepMaxFileBytes: values.tools?.grep?.max_file_bytes ?? DEFAULT_LIMITS.grepMaxFileBytes,
     bashTimeoutMs: bash?.timeout ?? DEFAULT_LIMITS.bashTimeoutMs,

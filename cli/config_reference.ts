@@ -9,6 +9,7 @@
 import {
   DEFAULT_BASH_MAX_OUTPUT_BYTES,
   DEFAULT_BASH_TIMEOUT_MS,
+  DEFAULT_EDIT_MAX_BYTES,
   DEFAULT_GREP_MAX_FILE_BYTES,
   DEFAULT_GREP_MAX_MATCHES,
   DEFAULT_READ_MAX_BYTES,
@@ -76,6 +77,10 @@ export const KEY_DOCS: Readonly<Record<string, KeyDoc>> = {
   "tools.read.max_bytes": {
     default: String(DEFAULT_READ_MAX_BYTES),
     text: "read returns a file verbatim up to this size, then cuts at a line break with a note.",
+  },
+  "tools.edit.max_bytes": {
+    default: String(DEFAULT_EDIT_MAX_BYTES),
+    text: "edit refuses larger files before reading them (memory stays a small multiple of this).",
   },
   "tools.grep.max_matches": {
     default: String(DEFAULT_GREP_MAX_MATCHES),

@@ -41,6 +41,8 @@ export interface Workspace {
 export interface Limits {
   /** read: files larger than this come back truncated. */
   readonly readMaxBytes: number;
+  /** edit: larger files are refused before they are read. */
+  readonly editMaxBytes: number;
   /** grep: the most rows one call returns. */
   readonly grepMaxMatches: number;
   /** grep: files larger than this are skipped; a file of exactly this size is searched. */
