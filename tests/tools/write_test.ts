@@ -876,3 +876,30 @@ async function waitForWorker(pid: number): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+// ---- Ownership (issue 15, item 8) ------------------------------------------------------------
+
+Deno.test("write() and edit() as root keep the owner and group and clear setuid/setgid", {
+  ignore: Deno.uid() !== 0,
+}, async (t) => {
+  await using ws = await tmpWorkspace({ files: { "w.sh": "#!/bin/sh\n", "e.sh": "#!/bin/sh\n" } });
+  const cases: [string, number, unknown][] = [
+    ["w.sh", 0o4755, { path: ws.path("w.sh"), content: "#!/bin/sh\nid\n" }],
+    ["e.sh", 0o6750, { path: ws.path("e.sh"), old_string: "sh\n", new_string: "sh\nid\n" }],
+  ];
+  for (const [name, mode, input] of cases) {
+    await t.step(`${name} ${mode.toString(8)}`, async () => {
+      const path = ws.path(name);
+      await Deno.chown(path, 65534, 65533);
+      await Deno.chmod(path, mode);
+      const tool = "content" in (input as object) ? "write" : "edit";
+      const result = await ws.call(tool, input);
+      assertEquals(result.isError, false, result.output);
+      const info = await Deno.stat(path);
+      assertEquals([info.uid, info.gid], [65534, 65533]);
+      assertEquals(info.mode! & 0o7777, mode & 0o1777);
+      assertEquals(await Deno.readTextFile(path), "#!/bin/sh\nid\n");
+    });
+  }
+  assertEquals(await list(ws.root), ["e.sh", "w.sh"]);
+});
