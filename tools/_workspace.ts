@@ -250,6 +250,18 @@ export function confineSync(
   if (isProtected(workspace, resolve(path), true) || isProtected(workspace, real)) {
     throw protectedError(tool, path);
   }
+  // A trailing slash asks for a directory: `a.txt/` fails as the OS says, never reads a.txt.
+  if (path.length > 1 && path.endsWith("/")) {
+    let info: Deno.FileInfo | undefined;
+    try {
+      info = Deno.statSync(real);
+    } catch {
+      info = undefined;
+    }
+    if (info !== undefined && !info.isDirectory) {
+      throw new ToolError(tool, `${tool}: ${op} ${path}: not a directory`);
+    }
+  }
   return real;
 }
 

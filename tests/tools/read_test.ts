@@ -660,3 +660,35 @@ Deno.test("read() refuses a FIFO in the workspace instead of blocking on it", as
     isError: true,
   });
 });
+
+// ---- Trailing slashes (issue 15, item 10) ----------------------------------------------------
+
+Deno.test("read(), write() and edit() of `file/` fail as the OS does and touch nothing", async () => {
+  await using ws = await tmpWorkspace({ files: { "a.txt": "text", "d/keep": "" } });
+  await Deno.symlink(ws.path("a.txt"), ws.path("link"));
+  for (const name of ["a.txt/", "link/"]) {
+    const path = ws.path(name) + (ws.path(name).endsWith("/") ? "" : "/");
+    assertEquals(await ws.call("read", { path }), fail(`read: open ${path}: not a directory`));
+    assertEquals(
+      await ws.call("write", { path, content: "x" }),
+      fail(`write: open ${path}: not a directory`),
+    );
+    assertEquals(
+      await ws.call("edit", { path, old_string: "text", new_string: "x" }),
+      fail(`edit: read: open ${path}: not a directory`),
+    );
+  }
+  const dir = ws.path("d") + "/";
+  assertEquals(await ws.call("read", { path: dir }), fail(`read: read ${dir}: is a directory`));
+  const fresh = ws.path("new") + "/";
+  assertEquals(
+    await ws.call("write", { path: fresh, content: "x" }),
+    fail(`write: open ${fresh}: is a directory`),
+  );
+  assertEquals(await Deno.readTextFile(ws.path("a.txt")), "text");
+  assertEquals((await Array.fromAsync(Deno.readDir(ws.root))).map((e) => e.name).sort(), [
+    "a.txt",
+    "d",
+    "link",
+  ]);
+});

@@ -4,7 +4,7 @@ import type { ToolResult } from "../../mod.ts";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 import { abortOnNewEntry, fail, list, ok } from "../_helpers/results.ts";
-import { finished, spawnCli } from "../_helpers/cli.ts";
+import { finished, runCli, spawnCli } from "../_helpers/cli.ts";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -902,4 +902,79 @@ Deno.test("write() and edit() as root keep the owner and group and clear setuid/
     });
   }
   assertEquals(await list(ws.root), ["e.sh", "w.sh"]);
+});
+
+// ---- A parent that is a file; leftovers of a killed write (issue 15, item 10) ----------------
+
+Deno.test("write() under a regular file names that file through `rousseau tool write` too", async () => {
+  await using ws = await tmpWorkspace({ files: { "blocker": "i am a file" } });
+  const path = ws.path("blocker", "sub", "out.txt");
+  const run = await runCli([
+    "--workspace",
+    ws.root,
+    "tool",
+    "write",
+    JSON.stringify({ path, content: "x" }),
+  ]);
+  assertEquals(run, {
+    code: 1,
+    stdout: "",
+    stderr: `write: mkdir: mkdir ${ws.path("blocker")}: not a directory\n`,
+  });
+  assertEquals(await Deno.readTextFile(ws.path("blocker")), "i am a file");
+});
+
+Deno.test("write() killed with SIGKILL mid-write leaves one temp file of ours; the next write removes it once stale", async () => {
+  await using ws = await tmpWorkspace({ files: { "dir/a.txt": "old" } });
+  const dir = ws.path("dir");
+  const script = join(ws.outside, "killed.ts");
+  // The process kills itself with SIGKILL at the first signal check after the temporary file
+  // exists: a real kill -9 in the middle of the write.
+  await Deno.writeTextFile(
+    script,
+    `import { createBuiltinTools, createInProcessHost, createWorkspace, DEFAULT_LIMITS, Registry } from ${
+      JSON.stringify(new URL("../../mod.ts", import.meta.url).href)
+    };
+const host = createInProcessHost(new Registry(createBuiltinTools()), {
+  workspace: await createWorkspace([${JSON.stringify(ws.root)}]),
+  limits: DEFAULT_LIMITS,
+  env: {},
+});
+const controller = new AbortController();
+const signal = new Proxy(controller.signal, {
+  get(target, key) {
+    if (key === "throwIfAborted" && [...Deno.readDirSync(${JSON.stringify(dir)})].length > 1) {
+      Deno.kill(Deno.pid, "SIGKILL");
+    }
+    const value = Reflect.get(target, key, target);
+    return typeof value === "function" ? value.bind(target) : value;
+  },
+});
+await host.call("write", { path: ${
+      JSON.stringify(join(dir, "a.txt"))
+    }, content: "new".repeat(1000) }, signal);
+`,
+  );
+  const { signal } = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", "--config", join(REPO, "deno.json"), script],
+    stdout: "null",
+    stderr: "null",
+  }).output();
+  assertEquals(signal, "SIGKILL");
+  const left = (await list(dir)).filter((name) => name !== "a.txt");
+  assertEquals(left.length, 1);
+  assert(/^\.a\.txt\.[0-9a-z]+\.rousseau\.tmp$/.test(left[0]!), left[0]);
+  assertEquals(await Deno.readTextFile(join(dir, "a.txt")), "old");
+  // Others' files and fresh temp files (a write in progress elsewhere) are left alone.
+  await Deno.writeTextFile(join(dir, ".b.txt.zz9.rousseau.tmp"), "in progress");
+  await Deno.writeTextFile(join(dir, ".c.txt.1.tmp"), "not ours");
+  const old = new Date(Date.now() - 2 * 60_000);
+  await Deno.utime(join(dir, ".c.txt.1.tmp"), old, old);
+  // A fresh leftover stays (it may be a write in progress); once older than a minute it goes.
+  await ws.call("write", { path: join(dir, "b.txt"), content: "b" });
+  assertEquals((await list(dir)).includes(left[0]!), true);
+  await Deno.utime(join(dir, left[0]!), old, old);
+  const path = join(dir, "b.txt");
+  assertEquals(await ws.call("write", { path, content: "b" }), ok(`wrote 1 bytes to ${path}`));
+  assertEquals(await list(dir), [".b.txt.zz9.rousseau.tmp", ".c.txt.1.tmp", "a.txt", "b.txt"]);
 });
