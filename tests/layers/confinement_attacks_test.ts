@@ -6,7 +6,8 @@
  * @module
  */
 
-import { join } from "node:path";
+import { closeSync, openSync } from "node:fs";
+import { join, relative } from "node:path";
 import {
   createBuiltinTools,
   createInProcessHost,
@@ -19,6 +20,7 @@ import {
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { runCli } from "../_helpers/cli.ts";
 import { fail, ok } from "../_helpers/results.ts";
+import { type TmpWorkspace, tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 
 const REGISTRY = new Registry(createBuiltinTools());
 
@@ -271,4 +273,216 @@ Deno.test("protected (CLI): edit of the config fails, bash stays denied, the aud
     stderr: `write: ${audit} is rousseau's own configuration or state\n`,
   });
   assert((await Deno.readTextFile(audit)).startsWith(before));
+});
+
+// ---- Workspace confinement: the same attacks against files outside ---------------------------
+
+const SECRET = "outside secret";
+
+function outsideRefusal(tool: string, path: string): ToolResult {
+  return fail(`${tool}: ${path} is outside the workspace`);
+}
+
+/** read, write and edit of `path` are refused as outside, and the outside dir is unchanged. */
+async function sealed(ws: TmpWorkspace, path: string): Promise<void> {
+  assertEquals(await ws.call("read", { path }), outsideRefusal("read", path), `read ${path}`);
+  assertEquals(
+    await ws.call("write", { path, content: "ESCAPED" }),
+    outsideRefusal("write", path),
+    `write ${path}`,
+  );
+  assertEquals(
+    await ws.call("edit", { path, "old_string": "outside", "new_string": "ESCAPED" }),
+    outsideRefusal("edit", path),
+    `edit ${path}`,
+  );
+  assertEquals(await Deno.readTextFile(join(ws.outside, "secret.txt")), SECRET);
+  assertEquals(await Array.fromAsync(Deno.readDir(ws.outside), (e) => e.name), ["secret.txt"]);
+}
+
+// A symlinked directory in the workspace leading out: google-gemini/gemini-cli#1121
+// (https://github.com/google-gemini/gemini-cli/issues/1121, `ln -s /etc /workspace/config`),
+// anomalyco/opencode#43336 and #40160 (https://github.com/anomalyco/opencode/issues/43336,
+// https://github.com/anomalyco/opencode/issues/40160, `outbox -> OUTSIDE`), and
+// carderne/pi-sandbox#34 (https://github.com/carderne/pi-sandbox/issues/34, `link -> ~/.ssh`).
+Deno.test("confinement: a symlinked directory leading out, for existing and new files", async () => {
+  await using ws = await tmpWorkspace({ outside: { "secret.txt": SECRET } });
+  await Deno.symlink(ws.outside, ws.path("outbox"));
+  await sealed(ws, ws.path("outbox", "secret.txt"));
+  await sealed(ws, ws.path("outbox", "escaped.txt"));
+  await sealed(ws, ws.path("outbox", "deeper", "escaped.txt"));
+});
+
+// The final component is a symlink to an outside file, or a dangling one whose target would be
+// created outside: CopilotKit/OpenBot#100 (https://github.com/CopilotKit/OpenBot/issues/100),
+// thClaws/thClaws#204 (https://github.com/thClaws/thClaws/issues/204) and
+// nextlevelbuilder/goclaw#1201 (https://github.com/nextlevelbuilder/goclaw/issues/1201).
+Deno.test("confinement: a final symlink out, live or dangling, relative or absolute, chained", async () => {
+  await using ws = await tmpWorkspace({ outside: { "secret.txt": SECRET } });
+  await Deno.symlink(join(ws.outside, "secret.txt"), ws.path("notes.md"));
+  await Deno.symlink(join(ws.outside, "not-yet.txt"), ws.path("draft.txt"));
+  await Deno.symlink("../outside/not-yet.txt", ws.path("relative.txt"));
+  await Deno.symlink("relative.txt", ws.path("chain.txt"));
+  for (const name of ["notes.md", "draft.txt", "relative.txt", "chain.txt"]) {
+    await sealed(ws, ws.path(name));
+  }
+});
+
+// A missing file under a symlinked directory chain: nomad-prime/hoosh PERMISSION_MODEL_REVIEW.md
+// ("For non-existent paths, only the parent is canonicalized"; `ln -s /etc evil_dir`).
+Deno.test("confinement: `..` after a symlinked directory resolves where the kernel goes", async () => {
+  await using ws = await tmpWorkspace({ outside: { "secret.txt": SECRET, "sub/x": "" } });
+  await Deno.remove(join(ws.outside, "sub", "x"));
+  await Deno.symlink(join(ws.outside, "sub"), ws.path("evil_dir"));
+  // Lexically inside (ws/evil_dir/../secret.txt is ws/secret.txt); really outside/secret.txt.
+  const path = `${ws.path("evil_dir")}/../secret.txt`;
+  assertEquals(await ws.call("read", { path }), outsideRefusal("read", path));
+  assertEquals(
+    await ws.call("write", { path, content: "ESCAPED" }),
+    outsideRefusal("write", path),
+  );
+  assertEquals(await Deno.readTextFile(join(ws.outside, "secret.txt")), SECRET);
+});
+
+// A sibling whose name starts with the workspace's: QwenLM/qwen-code#5453
+// (https://github.com/QwenLM/qwen-code/issues/5453) and HKUDS/nanobot#956
+// (https://github.com/HKUDS/nanobot/pull/956, `workspace_evil`).
+Deno.test("confinement: a sibling directory sharing the workspace's name as a prefix", async () => {
+  await using ws = await tmpWorkspace({ outside: { "secret.txt": SECRET } });
+  const sibling = `${ws.root}-evil`;
+  await Deno.mkdir(sibling);
+  try {
+    await Deno.writeTextFile(join(sibling, "secret.txt"), SECRET);
+    for (const path of [join(sibling, "secret.txt"), `${ws.root}/../ws-evil/secret.txt`]) {
+      assertEquals(await ws.call("read", { path }), outsideRefusal("read", path));
+      assertEquals(
+        await ws.call("write", { path, content: "x" }),
+        outsideRefusal("write", path),
+      );
+    }
+    assertEquals(await Deno.readTextFile(join(sibling, "secret.txt")), SECRET);
+  } finally {
+    await Deno.remove(sibling, { recursive: true });
+  }
+});
+
+// /proc spellings: /proc/self/root re-enters `/`, /proc/self/cwd the process's directory, and
+// /proc/self/fd/N any file the process holds open (our own).
+Deno.test("confinement: /proc/self/root, /proc/self/cwd and /proc/self/fd/N spellings", async () => {
+  await using ws = await tmpWorkspace({ outside: { "secret.txt": SECRET } });
+  const viaRoot = `/proc/self/root${ws.outside}/secret.txt`;
+  await sealed(ws, viaRoot);
+  const fd = openSync(join(ws.outside, "secret.txt"), "r");
+  try {
+    const viaFd = `/proc/self/fd/${fd}`;
+    assertEquals(await ws.call("read", { path: viaFd }), outsideRefusal("read", viaFd));
+    assertEquals(
+      await ws.call("write", { path: viaFd, content: "x" }),
+      outsideRefusal("write", viaFd),
+    );
+  } finally {
+    closeSync(fd);
+  }
+  const viaCwd = `/proc/self/cwd/${relative(Deno.cwd(), join(ws.outside, "secret.txt"))}`;
+  assertEquals(await ws.call("read", { path: viaCwd }), outsideRefusal("read", viaCwd));
+  assertEquals(await Deno.readTextFile(join(ws.outside, "secret.txt")), SECRET);
+});
+
+// A hard link inside the workspace to an outside file cannot be told from a file of the
+// workspace by its path. write and edit replace the link by rename, so the outside file never
+// changes: openai/codex#1705 (https://github.com/openai/codex/pull/1705) and #21819
+// (https://github.com/openai/codex/pull/21819), Hmbown/Codewhale#5569
+// (https://github.com/Hmbown/Codewhale/issues/5569).
+Deno.test("confinement: write and edit through a hard link never change the outside file", async () => {
+  await using ws = await tmpWorkspace({ outside: { "secret.txt": SECRET } });
+  const outsideFile = join(ws.outside, "secret.txt");
+  await Deno.link(outsideFile, ws.path("alias.txt"));
+  const path = ws.path("alias.txt");
+  assertEquals(
+    await ws.call("edit", { path, "old_string": "outside", "new_string": "inside" }),
+    ok(`edited ${path} (1 replacement)`),
+  );
+  assertEquals(
+    await ws.call("write", { path, content: "ESCAPED" }),
+    ok(`wrote 7 bytes to ${path}`),
+  );
+  assertEquals(await Deno.readTextFile(outsideFile), SECRET);
+  assertEquals((await Deno.stat(outsideFile)).nlink, 1);
+});
+
+// Case and Unicode spellings of the workspace root name a different directory on Linux: they
+// must never be taken for the root (our own; the case-insensitive side is tested above).
+Deno.test("confinement: case and Unicode variants of the root are not the root", async () => {
+  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "rousseau-attack-" }));
+  try {
+    const nfc = join(base, "caf\u00e9");
+    await Deno.mkdir(nfc);
+    const workspace = await createWorkspace([nfc]);
+    const host = createInProcessHost(REGISTRY, { workspace, limits: DEFAULT_LIMITS, env: {} });
+    const call = (name: string, input: unknown) =>
+      host.call(name, input, new AbortController().signal);
+    for (const root of [join(base, "cafe\u0301"), join(base, "CAF\u00c9")]) {
+      const path = join(root, "x.txt");
+      assertEquals(await call("write", { path, content: "x" }), outsideRefusal("write", path));
+      assertEquals(await call("read", { path }), outsideRefusal("read", path));
+    }
+    assertEquals(await Array.fromAsync(Deno.readDir(base), (e) => e.name), ["caf\u00e9"]);
+    assertEquals(await Array.fromAsync(Deno.readDir(nfc)), []);
+  } finally {
+    await Deno.remove(base, { recursive: true });
+  }
+});
+
+// TOCTOU between the check and the open, for a file and for a directory: another process swaps
+// a symlink to outside in and out as fast as it can (google-gemini/gemini-cli#1121 names the
+// TOCTOU; anomalyco/opencode#7515, https://github.com/anomalyco/opencode/pull/7515, documents
+// it as a limitation of its resolved-path check). The open file is proved where it leads.
+Deno.test("confinement: a symlink swapped in and out under read never leaks the outside file", async () => {
+  await using ws = await tmpWorkspace({
+    files: { "real/f.txt": "inside\n", "plain.txt": "inside\n" },
+    outside: { "secret.txt": SECRET, "f.txt": SECRET },
+  });
+  const swapper = new Deno.Command("/bin/sh", {
+    args: [
+      "-c",
+      'cd "$0" && while [ ! -e stop ]; do ' +
+      'ln -sfn "$1" d.new && mv -T d.new d; ln -sfn real d.new && mv -T d.new d; ' +
+      'ln -sf "$1/secret.txt" f.new && mv f.new f.txt; ln -f plain.txt f.new && mv f.new f.txt; ' +
+      "done",
+      ws.root,
+      ws.outside,
+    ],
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  try {
+    for (let i = 0; i < 300; i++) {
+      for (const path of [ws.path("f.txt"), ws.path("d", "f.txt")]) {
+        const result = await ws.call("read", { path });
+        assert(!result.output.includes(SECRET), `read ${path} leaked: ${result.output}`);
+        const written = await ws.call("write", { path, content: "ESCAPED" });
+        assert(written.isError || written.output.startsWith("wrote"), written.output);
+      }
+    }
+  } finally {
+    await Deno.writeTextFile(ws.path("stop"), "");
+    await swapper.status;
+  }
+  assertEquals(await Deno.readTextFile(join(ws.outside, "secret.txt")), SECRET);
+  assertEquals(await Deno.readTextFile(join(ws.outside, "f.txt")), SECRET);
+  assertEquals((await Array.fromAsync(Deno.readDir(ws.outside), (e) => e.name)).sort(), [
+    "f.txt",
+    "secret.txt",
+  ]);
+});
+
+Deno.test("confinement: a symlink loop fails with an error, never hangs", async () => {
+  await using ws = await tmpWorkspace();
+  await Deno.symlink(ws.path("b"), ws.path("a"));
+  await Deno.symlink(ws.path("a"), ws.path("b"));
+  const path = ws.path("a");
+  assertEquals(
+    await ws.call("read", { path }),
+    fail(`read: open ${path}: too many levels of symbolic links`),
+  );
 });
