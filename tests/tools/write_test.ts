@@ -5,6 +5,7 @@ import { assert, assertEquals } from "../_helpers/assert.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 import { abortOnNewEntry, fail, list, ok } from "../_helpers/results.ts";
 import { finished, runCli, spawnCli } from "../_helpers/cli.ts";
+import { startFakeAnthropic } from "../_helpers/fake_providers.ts";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -827,10 +828,12 @@ Deno.test("write() to a FIFO through `rousseau tool write` exits at once with th
   assertEquals(run, { code: 1, stdout: "", stderr: `write: ${fifo} is not a regular file\n` });
 });
 
-Deno.test("a tool call that never returns does not keep `rousseau tool` alive after SIGTERM or SIGINT", async (t) => {
-  await using ws = await tmpWorkspace();
-  // A custom tool that blocks its thread for good and ignores cancellation: the worst case.
-  const module = join(ws.outside, "stuck.ts");
+/**
+ * A config whose custom tool `stuck` blocks its thread for good and ignores cancellation: the
+ * worst case a tool can be.
+ */
+async function stuckToolConfig(dir: string): Promise<string> {
+  const module = join(dir, "stuck.ts");
   await Deno.writeTextFile(
     module,
     `export default {
@@ -846,8 +849,14 @@ Deno.test("a tool call that never returns does not keep `rousseau tool` alive af
 };
 `,
   );
-  const config = join(ws.outside, "config.yaml");
+  const config = join(dir, "config.yaml");
   await Deno.writeTextFile(config, `tools:\n  modules: [${JSON.stringify(module)}]\n`);
+  return config;
+}
+
+Deno.test("a tool call that never returns does not keep `rousseau tool` alive after SIGTERM or SIGINT", async (t) => {
+  await using ws = await tmpWorkspace();
+  const config = await stuckToolConfig(ws.outside);
   for (const [signal, code] of [["SIGTERM", 143], ["SIGINT", 130]] as const) {
     await t.step(signal, async () => {
       const child = spawnCli(["--config", config, "--workspace", ws.root, "tool", "stuck", "{}"]);
@@ -861,6 +870,34 @@ Deno.test("a tool call that never returns does not keep `rousseau tool` alive af
       assertEquals(run.stderr, "stuck: cancelled\n");
     });
   }
+});
+
+Deno.test("a tool call that never returns does not outlive `run --deadline`", async () => {
+  await using ws = await tmpWorkspace();
+  const config = await stuckToolConfig(ws.outside);
+  await using server = startFakeAnthropic([
+    { text: "Calling it.", tools: [{ name: "stuck", input: {} }] },
+    { text: "unreachable" },
+  ]);
+  const child = spawnCli([
+    "--config",
+    config,
+    "--workspace",
+    ws.root,
+    "--allow",
+    "stuck",
+    "run",
+    "--deadline",
+    "2s",
+    "--output",
+    "json",
+    "go",
+  ], { env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test-key" } });
+  const guard = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  const run = await finished(child);
+  clearTimeout(guard);
+  assertEquals(run.code, 5, run.stderr);
+  assertEquals(JSON.parse(run.stdout).subtype, "error_deadline");
 });
 
 /** Waits until process `pid` runs more than one thread (the tool worker has started). */
