@@ -123,6 +123,11 @@ function identities(paths: readonly string[]): Set<string> {
   return ids;
 }
 
+/** Identities of the protected files, as last collected; see `isProtectedInode`. */
+const ids = new WeakMap<Workspace, Set<string>>();
+/** Workspaces whose collected identities are from an earlier call. */
+const staleIds = new WeakSet<Workspace>();
+
 /** Protected prefixes, folded, as last resolved; see `protectedPrefixes`. */
 const prefixes = new WeakMap<Workspace, readonly string[]>();
 
@@ -135,6 +140,7 @@ function protectedPrefixes(workspace: Workspace, refresh: boolean): readonly str
   const list = workspace.protected ?? [];
   if (list.length === 0) return list;
   let known = prefixes.get(workspace);
+  if (refresh) staleIds.add(workspace);
   if (known === undefined || refresh) {
     const all = new Set(list.map(fold));
     for (const path of list) {
@@ -175,7 +181,15 @@ export function protectedError(tool: string, path: string): ToolError {
 function isProtectedInode(workspace: Workspace, info: { dev: number; ino: number; nlink: number }) {
   if (info.nlink <= 1 || (workspace.protected ?? []).length === 0) return false;
   const id = `${info.dev}:${info.ino}`;
-  return (workspace.protectedIds ?? []).includes(id) || identities(workspace.protected).has(id);
+  if ((workspace.protectedIds ?? []).includes(id)) return true;
+  // Collected again at most once per call (a grep over hard-linked files asks per file).
+  let known = ids.get(workspace);
+  if (known === undefined || staleIds.has(workspace)) {
+    known = identities(workspace.protected);
+    ids.set(workspace, known);
+    staleIds.delete(workspace);
+  }
+  return known.has(id);
 }
 
 /** True when the real path `real` is one of the roots or below one. */
