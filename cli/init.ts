@@ -54,7 +54,9 @@ agent:
   # The worker's runtime grants are derived from it: bash never allowed -> no run grant.
   approver:
     mode: pattern                              # allow_all | deny_all | pattern
-    default: deny                              # when no rule matches: allow | ask | deny
+    # When no rule matches: allow | ask | deny. ask keeps chat asking you about anything
+    # not listed below; run and mcp have nobody to ask, so there it is a denial (exit 4).
+    default: ask
     deny:
       - tool: bash
         command: "^(sudo|rm -rf /)( |$)"

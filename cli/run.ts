@@ -84,8 +84,9 @@ export async function runCommand(
       : {}),
   });
   const { sessionId, provider, layers, log } = agent;
-  if (output !== "stream-json") writeSync("stderr", layersLine(layers) + "\n");
-  else {
+  if (output !== "stream-json") {
+    log.always(layersLine(layers).replace(/^rousseau: /, ""), { layers });
+  } else {
     line({
       type: "init",
       "session_id": sessionId,
