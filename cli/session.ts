@@ -29,6 +29,10 @@ function render(message: Message): string[] {
     switch (block.type) {
       case "text":
         return `${message.role}: ${block.text}`;
+      case "thinking":
+        return block.redacted !== undefined
+          ? "(thinking: redacted)"
+          : `(thinking: ${oneLine(block.text)})`;
       case "tool_use":
         return `→ ${block.name} ${oneLine(JSON.stringify(block.input))}`;
       case "tool_result":

@@ -18,6 +18,12 @@ export interface Failure {
   readonly requestId?: string;
   /** From `retry-after` / `retry-after-ms`, when the server said. */
   readonly retryAfterMs?: number;
+  /** The provider's error type or code, as sent. */
+  readonly errorType?: string;
+  /** The provider's message, as sent. */
+  readonly providerMessage?: string;
+  /** The parsed error body. */
+  readonly body?: unknown;
 }
 
 /** Retry tuning. */
@@ -85,7 +91,9 @@ export async function* withRetries(
     let shown = false;
     try {
       for await (const event of attempt()) {
-        if (event.type === "text" || event.type === "tool_use_start") shown = true;
+        if (event.type === "text" || event.type === "thinking" || event.type === "tool_use_start") {
+          shown = true;
+        }
         yield event;
       }
       return;
@@ -100,6 +108,11 @@ export async function* withRetries(
         throw new ProviderError(failureMessage(provider, detail, tries), {
           ...(failure.status === undefined ? {} : { status: failure.status }),
           ...(failure.requestId === undefined ? {} : { requestId: failure.requestId }),
+          ...(failure.errorType === undefined ? {} : { errorType: failure.errorType }),
+          ...(failure.providerMessage === undefined
+            ? {}
+            : { providerMessage: failure.providerMessage }),
+          ...(failure.body === undefined ? {} : { body: failure.body }),
           transient: failure.transient,
           cause: error,
         });
