@@ -45,6 +45,9 @@ function buildProgram(run: (work: () => Promise<number>) => void, signal: AbortS
     .addOption(new Option("--model <name>", "model name (default per provider)"))
     .addOption(new Option("--base-url <url>", "provider base URL (a proxy, Ollama, vLLM, ...)"))
     .addOption(
+      new Option("--max-tokens <n>", "output-token limit per model reply (max_tokens)"),
+    )
+    .addOption(
       new Option("--log-level <level>", "log level on stderr").choices([
         "debug",
         "info",
