@@ -210,7 +210,10 @@ Examples:
 
   program.command("doctor")
     .description("check the config and show each permission layer as it will be set up")
-    .option("--online", "also contact the provider (its model list) with the configured key")
+    .option(
+      "--online",
+      "also contact the provider: its model list, and one tiny request that offers a tool",
+    )
     .addHelpText(
       "after",
       "\nExit codes: 0 every check passed, 1 a check failed.\n\nExamples:\n  rousseau --config policy.yaml doctor\n  rousseau --provider openai --base-url http://127.0.0.1:11434/v1 doctor --online",
