@@ -38,6 +38,13 @@ export interface Explained {
  */
 const NO_JINJA = /tools param requires --jinja/i;
 
+/**
+ * vLLM started without a tool parser, to any request with tools (tool_choice defaults to
+ * "auto"): `400 "auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser
+ * to be set` (quoted by many users of self-hosted vLLM, e.g. NVIDIA NIM deployment notes).
+ */
+const VLLM_NO_PARSER = /requires --enable-auto-tool-choice/i;
+
 /** Ollama: `400 registry.ollama.ai/library/gemma2:latest does not support tools`. */
 const NO_TOOLS =
   /does not support tools|tools? (are|is) not supported|tool.?calling is not supported/i;
@@ -89,6 +96,12 @@ export function explainHttp(target: Target, answer: HttpAnswer): Explained {
     return fail(
       "this llama-server does not accept tools: restart it with --jinja (and a model whose " +
         "chat template supports tool calls)",
+    );
+  }
+  if (VLLM_NO_PARSER.test(message)) {
+    return fail(
+      "this vLLM server does not accept tools: restart it with --enable-auto-tool-choice " +
+        "--tool-call-parser <the model's parser, e.g. hermes for Qwen>",
     );
   }
   if (NO_TOOLS.test(message)) {

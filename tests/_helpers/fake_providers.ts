@@ -698,6 +698,25 @@ export function llamaCppNoJinja(): Step {
 }
 
 /**
+ * vLLM started without `--enable-auto-tool-choice --tool-call-parser`, to a request with
+ * tools: 400 in vLLM's error shape (`type` "BadRequestError", numeric `code`).
+ */
+export function vllmNoToolParser(): Step {
+  return {
+    status: 400,
+    body: {
+      error: {
+        message:
+          '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
+        type: "BadRequestError",
+        param: null,
+        code: 400,
+      },
+    },
+  };
+}
+
+/**
  * OpenAI's answer to a prompt over the model's window: 400 `context_length_exceeded`, with
  * the window in the message ("This model's maximum context length is <max> tokens").
  */

@@ -23,6 +23,7 @@ import {
   openAiModelNotFound,
   startFakeOpenAI,
   type Step,
+  vllmNoToolParser,
 } from "../_helpers/fake_providers.ts";
 
 const TOOLS = [{
@@ -181,6 +182,19 @@ Deno.test("openai: llama-server without --jinja fails at once and says to add it
       "calls)); status 500; request id req_fake_1",
   );
   assertEquals(error.transient, false);
+});
+
+Deno.test("openai: vLLM without a tool parser fails at once and names the flags", async () => {
+  await using server = startFakeOpenAI([vllmNoToolParser(), vllmNoToolParser()]);
+  const error = await failure(provider(server));
+  assertEquals(server.requests.length, 1);
+  assertEquals(
+    error.message,
+    'openai: BadRequestError: "auto" tool choice requires --enable-auto-tool-choice and ' +
+      "--tool-call-parser to be set (this vLLM server does not accept tools: restart it with " +
+      "--enable-auto-tool-choice --tool-call-parser <the model's parser, e.g. hermes for " +
+      "Qwen>); status 400; request id req_fake_1",
+  );
 });
 
 Deno.test("openai: an unknown model fails at once, naming the model and what to check", async () => {
