@@ -94,8 +94,9 @@ export function explainHttp(target: Target, answer: HttpAnswer): Explained {
   const fail = (hint: string): Explained => ({ transient: false, detail: `${said} (${hint})` });
   if (NO_JINJA.test(message)) {
     return fail(
-      "this llama-server does not accept tools: restart it with --jinja (and a model whose " +
-        "chat template supports tool calls)",
+      "this llama-server does not accept tools: restart it with --jinja, without --no-jinja " +
+        "(jinja is the default since ggml-org/llama.cpp#17524), and a model whose chat " +
+        "template supports tool calls",
     );
   }
   if (VLLM_NO_PARSER.test(message)) {

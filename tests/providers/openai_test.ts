@@ -178,8 +178,9 @@ Deno.test("openai: llama-server without --jinja fails at once and says to add it
   assertEquals(
     error.message,
     "openai: server_error: tools param requires --jinja flag (this llama-server does not " +
-      "accept tools: restart it with --jinja (and a model whose chat template supports tool " +
-      "calls)); status 500; request id req_fake_1",
+      "accept tools: restart it with --jinja, without --no-jinja (jinja is the default since " +
+      "ggml-org/llama.cpp#17524), and a model whose chat template supports tool calls); " +
+      "status 500; request id req_fake_1",
   );
   assertEquals(error.transient, false);
 });
