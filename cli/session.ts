@@ -34,7 +34,9 @@ function render(message: Message): string[] {
           ? "(thinking: redacted)"
           : `(thinking: ${oneLine(block.text)})`;
       case "tool_use":
-        return `→ ${block.name} ${oneLine(JSON.stringify(block.input))}`;
+        return block.rawInput !== undefined
+          ? `→ ${block.name} (input not valid JSON, as sent: ${oneLine(block.rawInput)})`
+          : `→ ${block.name} ${oneLine(JSON.stringify(block.input))}`;
       case "tool_result":
         return `← ${block.isError ? "error: " : ""}${oneLine(block.content)}`;
     }

@@ -134,6 +134,11 @@ for (const kind of ["anthropic", "openai"] as const) {
       assertEquals(result.content, expected);
       assertEquals(result.is_error, true);
     }
+    const shown = await runCli(["session", "show", out.json.session_id]);
+    assertStringIncludes(
+      shown.stdout,
+      '→ write (input not valid JSON, as sent: {"path": "big.txt", "content": "line 1',
+    );
     await Deno.stat(ws.path("big.txt")).then(
       () => assert(false, "a cut write must not run"),
       () => {},
