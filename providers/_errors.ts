@@ -28,7 +28,15 @@ export interface HttpAnswer {
 export interface Explained {
   readonly transient: boolean;
   readonly detail: string;
+  /** More retries for a failure that passes with time; see `Failure.patience`. */
+  readonly patience?: { readonly retries: number; readonly maxDelayMs: number };
 }
+
+/**
+ * A model still loading: up to 14 retries, waits capped at 5 s (about a minute in all, the
+ * time a large GGUF takes to load from disk), instead of the usual 4 (about 7 s).
+ */
+const LOADING_PATIENCE = { retries: 14, maxDelayMs: 5_000 } as const;
 
 /**
  * llama-server started without `--jinja` answers every request that carries tools with
@@ -137,7 +145,11 @@ export function explainHttp(target: Target, answer: HttpAnswer): Explained {
     );
   }
   if (status === 503 && LOADING.test(message)) {
-    return { transient: true, detail: `${said} (the server is still loading the model)` };
+    return {
+      transient: true,
+      detail: `${said} (the server is still loading the model)`,
+      patience: LOADING_PATIENCE,
+    };
   }
   const transient = status === undefined
     ? /overload|rate|server|timeout|unavailable/i.test(text)

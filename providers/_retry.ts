@@ -24,6 +24,11 @@ export interface Failure {
   readonly providerMessage?: string;
   /** The parsed error body. */
   readonly body?: unknown;
+  /**
+   * A failure that is known to pass with time (a server loading its model) gets more retries,
+   * each wait capped lower, unless the caller fixed `maxRetries` itself.
+   */
+  readonly patience?: { readonly retries: number; readonly maxDelayMs: number };
 }
 
 /** Retry tuning. */
@@ -101,7 +106,8 @@ export async function* withRetries(
       if (signal.aborted) throw signal.reason;
       if (error instanceof ProviderError) throw error;
       const failure = classify(error);
-      if (!failure.transient || shown || tries > maxRetries) {
+      const patience = options.maxRetries === undefined ? failure.patience : undefined;
+      if (!failure.transient || shown || tries > (patience?.retries ?? maxRetries)) {
         const detail = shown && failure.transient
           ? { ...failure, detail: `${failure.detail} (the reply was cut off part way)` }
           : failure;
@@ -118,7 +124,8 @@ export async function* withRetries(
         });
       }
       const backoff = base * 2 ** (tries - 1) * (0.75 + Math.random() * 0.25);
-      const delayMs = Math.round(Math.min(cap, failure.retryAfterMs ?? backoff));
+      const limit = Math.min(cap, patience?.maxDelayMs ?? cap);
+      const delayMs = Math.round(Math.min(limit, failure.retryAfterMs ?? backoff));
       yield {
         type: "retry",
         attempt: tries,

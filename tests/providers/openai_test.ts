@@ -235,18 +235,26 @@ Deno.test("openai: a bad key and an invalid request are not retried and say so",
   assertEquals(server.requests.length, 2);
 });
 
-Deno.test("openai: llama-server's 503 Loading model is waited out", async () => {
-  await using server = startFakeOpenAI([llamaCppLoadingModel(), llamaCppLoadingModel(), {
-    text: "ready",
-  }]);
+// A large GGUF takes longer to load than the usual 4 retries (about 7 s) wait: a loading model
+// gets up to 14, each wait capped at 5 s.
+Deno.test("openai: llama-server's 503 Loading model is waited out past the usual retries", async () => {
+  const loading = Array.from({ length: 6 }, () => llamaCppLoadingModel());
+  await using server = startFakeOpenAI([...loading, { text: "ready" }]);
   const events = await collect(provider(server));
   const retries = events.filter((e) => e.type === "retry");
-  assertEquals(retries.length, 2);
+  assertEquals(retries.length, 6);
   assertStringIncludes(
     retries[0]!.type === "retry" ? retries[0]!.reason : "",
-    "Loading model (the server is still loading the model)",
+    "openai: unavailable_error: Loading model (the server is still loading the model); status 503",
   );
   assertEquals(final(events).message.content, [{ type: "text", text: "ready" }]);
+
+  // A caller that fixed its retries (doctor: none) is answered at once, with the reason.
+  await using once = startFakeOpenAI([llamaCppLoadingModel()]);
+  const p = createOpenAiProvider({ apiKey: "", model: "m", baseUrl: once.url, maxRetries: 0 });
+  const error = await failure(p as ReturnType<typeof provider>);
+  assertStringIncludes(error.message, "the server is still loading the model");
+  assertEquals(once.requests.length, 1);
 });
 
 Deno.test("openai: context overflows keep the server's type and body for the caller", async () => {
