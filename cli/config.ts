@@ -42,11 +42,13 @@ function buildSchema({ z }: ZodModule) {
       model: z.string().optional(),
       max_tokens: count.optional(),
       base_url: z.url().optional(),
+      thinking_budget: z.int().min(1024).optional(),
     }).optional(),
     openai: z.strictObject({
       api_key: z.string().optional(),
       model: z.string().optional(),
       base_url: z.url().optional(),
+      max_tokens: count.optional(),
     }).optional(),
     agent: z.strictObject({
       system_prompt: z.string().optional(),

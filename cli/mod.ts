@@ -45,6 +45,9 @@ function buildProgram(run: (work: () => Promise<number>) => void, signal: AbortS
     .addOption(new Option("--model <name>", "model name (default per provider)"))
     .addOption(new Option("--base-url <url>", "provider base URL (a proxy, Ollama, vLLM, ...)"))
     .addOption(
+      new Option("--max-tokens <n>", "output-token limit per model reply (max_tokens)"),
+    )
+    .addOption(
       new Option("--log-level <level>", "log level on stderr").choices([
         "debug",
         "info",
@@ -225,7 +228,10 @@ Examples:
 
   program.command("doctor")
     .description("check the config and show each permission layer as it will be set up")
-    .option("--online", "also contact the provider (its model list) with the configured key")
+    .option(
+      "--online",
+      "also contact the provider: its model list, and one tiny request that offers a tool",
+    )
     .addHelpText(
       "after",
       "\nExit codes: 0 every check passed, 1 a check failed.\n\nExamples:\n  rousseau --config policy.yaml doctor\n  rousseau --provider openai --base-url http://127.0.0.1:11434/v1 doctor --online",

@@ -29,8 +29,14 @@ function render(message: Message): string[] {
     switch (block.type) {
       case "text":
         return `${message.role}: ${block.text}`;
+      case "thinking":
+        return block.redacted !== undefined
+          ? "(thinking: redacted)"
+          : `(thinking: ${oneLine(block.text)})`;
       case "tool_use":
-        return `→ ${block.name} ${oneLine(JSON.stringify(block.input))}`;
+        return block.rawInput !== undefined
+          ? `→ ${block.name} (input not valid JSON, as sent: ${oneLine(block.rawInput)})`
+          : `→ ${block.name} ${oneLine(JSON.stringify(block.input))}`;
       case "tool_result":
         return `← ${block.isError ? "error: " : ""}${oneLine(block.content)}`;
     }
