@@ -23,13 +23,19 @@ export {
   type AuditEvent,
   type AuditEventName,
   type AuditSink,
+  type AuditSnapshot,
   type ChainBreak,
+  type ChainHead,
   createAuditFile,
   GENESIS,
   head as chainHead,
+  headPathOf,
+  parseHead,
+  readAuditLog,
   redact,
   sha256,
   verifyChain,
+  verifyHead,
 } from "./audit.ts";
 export { createPromptOperator, describeCall, type PromptIo } from "./prompt.ts";
 export { type Finding, type PolicyReport, type TestOptions, testPolicy } from "./lint.ts";
