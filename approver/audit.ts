@@ -81,6 +81,35 @@ function cut(text: string, max: number): string {
   return new TextDecoder().decode(bytes.subarray(0, end)) + "…";
 }
 
+/** What a line holds of a call's input. */
+interface InputFields {
+  /** The input, redacted, cut to `MAX_INPUT` bytes. */
+  readonly input: string;
+  /** SHA-256 of the whole redacted input, so what lies past the cut is still pinned down. */
+  readonly "input_sha256": string;
+  /** Length of the whole redacted input in UTF-8 bytes. */
+  readonly "input_bytes": number;
+}
+
+/**
+ * The input fields of a line. A cut alone would let a payload hide past 1 KiB of padding;
+ * the hash and length of the whole input pin down what ran, and a transcript's call (say,
+ * from `session show`) can be matched against the line by redacting and hashing it the same
+ * way. The hash is of the *redacted* text on purpose: a hash of the raw input would let
+ * anyone who reads the log confirm a guessed secret (put the guess back, hash, compare), an
+ * offline dictionary attack on every short password or token that was redacted. The redacted
+ * text still binds everything but the secret values.
+ */
+function inputFields(input: string, secrets: readonly string[] | undefined): InputFields {
+  const redacted = redact(input, secrets);
+  const bytes = new TextEncoder().encode(redacted);
+  return {
+    input: cut(redacted, MAX_INPUT),
+    "input_sha256": createHash("sha256").update(bytes).digest("hex"),
+    "input_bytes": bytes.length,
+  };
+}
+
 /** SHA-256 of `text` (as UTF-8) in lower-case hex. */
 function sha256Sync(text: string): string {
   return createHash("sha256").update(text, "utf8").digest("hex");
@@ -249,6 +278,7 @@ export function createAuditFile(
     return Deno.openSync(path, { read: true, write: true, create: true, mode: 0o600 });
   };
   const append = async (event: AuditEvent): Promise<void> => {
+    const recorded = inputFields(event.input, options.secrets);
     using file = open();
     // The lock is awaited: another process holding it must not stall this event loop (the
     // tool worker's confinement proofs are answered on it).
@@ -270,7 +300,7 @@ export function createAuditFile(
         seq,
         time: clock().toISOString(),
         ...event,
-        input: cut(redact(event.input, options.secrets), MAX_INPUT),
+        ...recorded,
         ...(event.reason === undefined ? {} : { reason: redact(event.reason, options.secrets) }),
         prev,
       };
