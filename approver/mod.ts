@@ -18,6 +18,7 @@ export {
 } from "./approver.ts";
 export { compilePolicy, LISTS, type Policy, PolicyError, type Rule } from "./rules.ts";
 export { canonicalJson } from "./canonical_json.ts";
+export { type PathScope, pathScope } from "./path_scope.ts";
 export { type SimpleCommand, splitCommands, type SplitResult } from "./shell.ts";
 export {
   type AuditEvent,

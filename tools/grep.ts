@@ -243,6 +243,35 @@ function* walk(
   }
 }
 
+/**
+ * Where the bytes of a file came from, for a per-file check (`ToolContext.mayReturn`): the
+ * resolved path of the file, and the identity of the file that was opened. After the check,
+ * the path must still name that file, so a directory or file swapped in between cannot pass
+ * one file's content off under another's path.
+ */
+interface Origin {
+  readonly real: string;
+  readonly dev: number;
+  readonly ino: number;
+}
+
+/** The origin of the open file `fd`, opened by `path`. */
+function originOf(fd: number, path: string): Origin {
+  const info = fstatSync(fd);
+  // Resolved after the open: a directory on the way swapped for a symlink shows here.
+  return { real: Deno.realPathSync(path), dev: info.dev, ino: info.ino };
+}
+
+/** True when `origin.real` still names the file that was read. */
+function stillNamesSync(origin: Origin): boolean {
+  try {
+    const info = Deno.statSync(origin.real);
+    return info.dev === origin.dev && info.ino === origin.ino;
+  } catch {
+    return false;
+  }
+}
+
 /** Read buffers reused from file to file. */
 interface Buffers {
   /** The first read of every file. */
@@ -282,6 +311,7 @@ function loadSync(
   workspace: Workspace,
   maxBytes: number,
   buffers: Buffers,
+  track?: (origin: Origin) => void,
 ): Buffer | undefined {
   let fd: number | undefined;
   try {
@@ -290,6 +320,7 @@ function loadSync(
     if (candidate.link && !isInside(workspace, real)) return undefined;
     fd = openConfinedSync(real, workspace, OPEN_FLAGS);
     if (fd === undefined) return undefined;
+    if (track !== undefined) track(originOf(fd, real));
     return readOpenedSync(fd, maxBytes, buffers, null);
   } catch {
     return undefined;
@@ -499,6 +530,7 @@ function searchWalked(
     readonly maxBytes: number;
     readonly buffers: Buffers;
     readonly proofs: Proofs;
+    readonly track: ((origin: Origin) => void) | undefined;
   },
 ): void {
   let fd: number;
@@ -512,7 +544,13 @@ function searchWalked(
     if (bytes === undefined) return;
     searchNeedles(re, bytes, finder, emit, () => {
       state.proofs.needed++;
-      return provenInside(fd, path, state.workspace);
+      if (!provenInside(fd, path, state.workspace)) return false;
+      try {
+        state.track?.(originOf(fd, path));
+      } catch {
+        return false;
+      }
+      return true;
     });
   } finally {
     closeSync(fd);
@@ -551,13 +589,22 @@ async function grep(input: GrepInput, context: ToolContext): Promise<string> {
   let rows = 0;
   let truncated = false;
   let display = "";
+  // Under a per-file check, a file's rows wait in `held` until the check passes; without one
+  // they go straight out.
+  const check = context.mayReturn;
+  let held: string[] = [];
+  let origin: Origin | undefined;
+  const track = check === undefined ? undefined : (found: Origin) => origin = found;
   const emit = (line: number, row: string): boolean => {
-    if (rows === max) {
+    if (rows + held.length === max) {
       truncated = true;
       return false;
     }
-    rows++;
-    out += `${display}:${line}: ${row}\n`;
+    const text = `${display}:${line}: ${row}\n`;
+    if (check === undefined) {
+      rows++;
+      out += text;
+    } else held.push(text);
     return true;
   };
   const buffers = takeBuffers();
@@ -574,17 +621,35 @@ async function grep(input: GrepInput, context: ToolContext): Promise<string> {
       }
       signal.throwIfAborted();
       display = candidate.display;
+      origin = undefined;
       if (
         finder !== undefined && candidate.walked &&
         proofs.needed <= PROOFS_FREE + proofs.files / PROOF_SHARE
       ) {
         proofs.files++;
-        searchWalked(candidate.open, re, finder, emit, { workspace, maxBytes, buffers, proofs });
+        searchWalked(candidate.open, re, finder, emit, {
+          workspace,
+          maxBytes,
+          buffers,
+          proofs,
+          track,
+        });
       } else {
-        const bytes = loadSync(candidate, workspace, maxBytes, buffers);
+        const bytes = loadSync(candidate, workspace, maxBytes, buffers, track);
         if (bytes === undefined) continue;
         if (finder === undefined) searchText(re, bytes, whole, emit);
         else searchNeedles(re, bytes, finder, emit);
+      }
+      if (held.length > 0) {
+        // The file's content leaves only if its resolved path passes, and still names the
+        // file that was read; otherwise it is skipped like a file outside the workspace.
+        const found = origin as Origin | undefined;
+        const allowed = found !== undefined && await check!(found.real) && stillNamesSync(found);
+        if (allowed) {
+          rows += held.length;
+          out += held.join("");
+        } else truncated = false;
+        held = [];
       }
       if (truncated) break;
     }
