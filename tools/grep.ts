@@ -27,6 +27,8 @@ import { pathError } from "./_os_error.ts";
 import { confine, isInside, openConfinedSync, READ_FLAGS } from "./_workspace.ts";
 import { compileGlob, GlobSyntaxError } from "./_glob.ts";
 import { NeedleFinder, needlesOf } from "./_grep_needles.ts";
+import { type IgnoreLevels, isIgnored, levelsAbove, levelsAt } from "./_grep_ignore.ts";
+import { isProtectedPath, protectedNamesIn, protectedPathsOf } from "./_grep_protected.ts";
 import { decodeUtf8 } from "./_text.ts";
 import {
   DEFAULT_GREP_MAX_FILE_BYTES,
@@ -73,7 +75,9 @@ export function createGrepTool(): Tool<GrepInput> {
     description: "Search file contents with an RE2 regular expression (Go syntax: no " +
       "backreferences or lookaround). path is an absolute file or directory; directories are " +
       `searched recursively in name order, skipping ${[...SKIPPED_DIRS].join(", ")}, ` +
-      `binary files and files over ${DEFAULT_GREP_MAX_FILE_BYTES} bytes. Returns ` +
+      "what .gitignore files and .git/info/exclude ignore (a path given directly is " +
+      `searched anyway), binary files and files over ${DEFAULT_GREP_MAX_FILE_BYTES} bytes. ` +
+      "Returns " +
       `"<path>:<line>: <text>" rows, at most ${DEFAULT_GREP_MAX_MATCHES} by default, or ` +
       '"no matches".',
     inputSchema: {
@@ -191,7 +195,22 @@ interface Frame {
   /** Directory as reported, with a trailing slash. */
   readonly shown: string;
   readonly entries: readonly Deno.DirEntry[];
+  /** The ignore files that apply to the entries (see `_grep_ignore.ts`). */
+  readonly levels: IgnoreLevels;
+  /** Entries that are rousseau's own files, skipped silently (see `_grep_protected.ts`). */
+  readonly guarded: ReadonlySet<string> | undefined;
   next: number;
+}
+
+/** `levels` with what the directory `dir`, holding `entries`, adds to them. */
+function levelsOf(levels: IgnoreLevels, dir: string, entries: readonly Deno.DirEntry[]) {
+  let git = false;
+  let gitignore = false;
+  for (const entry of entries) {
+    if (entry.name === ".git") git = true;
+    else if (entry.name === ".gitignore" && entry.isFile) gitignore = true;
+  }
+  return levelsAt(levels, dir, { git, gitignore });
 }
 
 /** `path` with one trailing slash, ready for a name to be appended. */
@@ -199,19 +218,27 @@ function slashed(path: string): string {
   return path.endsWith("/") ? path : `${path}/`;
 }
 
-/** Files below `dir` in lexical byte order, depth first, skipping the usual build dirs. */
+/**
+ * Files below `dir` in lexical byte order, depth first, skipping the usual build dirs and
+ * what the repository ignores; `above` are the ignore files that apply above `dir`.
+ */
 function* walk(
   dir: string,
   display: string,
   accept: ((name: string) => boolean) | undefined,
+  above: IgnoreLevels,
+  guard: readonly string[],
 ): Generator<Candidate> {
   // Synchronous, like the reads, with one explicit stack: an async or nested generator costs
   // a promise or a resumption per file per level. Paths are joined by hand: both sides are
   // clean and a name holds no slash, so `join` would only spend time finding that out.
+  const entries = listSync(dir);
   const stack: Frame[] = [{
     dir: slashed(dir),
     shown: slashed(display),
-    entries: listSync(dir),
+    entries,
+    levels: levelsOf(above, dir, entries),
+    guarded: protectedNamesIn(guard, slashed(dir)),
     next: 0,
   }];
   while (stack.length > 0) {
@@ -222,15 +249,24 @@ function* walk(
       continue;
     }
     const path = frame.dir + entry.name;
+    const levels = frame.levels;
+    if (frame.guarded?.has(entry.name)) continue;
     if (entry.isDirectory) {
       if (SKIPPED_DIRS.has(entry.name)) continue;
+      if (levels.length > 0 && isIgnored(levels, path, true)) continue;
+      const entries = listSync(path);
       stack.push({
         dir: `${path}/`,
         shown: `${frame.shown}${entry.name}/`,
-        entries: listSync(path),
+        entries,
+        levels: levelsOf(levels, path, entries),
+        guarded: protectedNamesIn(guard, `${path}/`),
         next: 0,
       });
-    } else if ((entry.isFile || entry.isSymlink) && (accept === undefined || accept(entry.name))) {
+    } else if (
+      (entry.isFile || entry.isSymlink) && (accept === undefined || accept(entry.name)) &&
+      (levels.length === 0 || !isIgnored(levels, path, false))
+    ) {
       // Symlinks are resolved at open time: directories are not descended, targets outside
       // the workspace are dropped.
       yield {
@@ -311,13 +347,17 @@ function loadSync(
   workspace: Workspace,
   maxBytes: number,
   buffers: Buffers,
+  guard: readonly string[],
   track?: (origin: Origin) => void,
 ): Buffer | undefined {
   let fd: number | undefined;
   try {
-    // A link is resolved first: a target outside the workspace is never opened.
+    // A link is resolved first: a target outside the workspace, or one of rousseau's own
+    // files, is never opened.
     const real = candidate.link ? Deno.realPathSync(candidate.open) : candidate.open;
-    if (candidate.link && !isInside(workspace, real)) return undefined;
+    if (candidate.link && (!isInside(workspace, real) || isProtectedPath(guard, real))) {
+      return undefined;
+    }
     fd = openConfinedSync(real, workspace, OPEN_FLAGS);
     if (fd === undefined) return undefined;
     if (track !== undefined) track(originOf(fd, real));
@@ -557,6 +597,16 @@ function searchWalked(
   }
 }
 
+/**
+ * The ignore files above the search root `real`. A root named directly is searched even when
+ * it is ignored itself: then the patterns above it do not apply below it either (the ones
+ * inside it still do).
+ */
+function namedLevels(real: string, workspace: Workspace): IgnoreLevels {
+  const above = levelsAbove(real, workspace);
+  return above.length > 0 && isIgnored(above, real, true) ? [] : above;
+}
+
 /** Gives the event loop a turn (timers, messages, cancellation) without a timer's delay. */
 function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
@@ -572,6 +622,12 @@ async function grep(input: GrepInput, context: ToolContext): Promise<string> {
   signal.throwIfAborted();
   const root = normalize(input.path).replace(/(.)\/+$/, "$1");
   const real = await confine(NAME, input.path, workspace, "stat");
+  // rousseau's own files: a root among them is refused, like every tool refuses them; below
+  // the root they are skipped silently.
+  const guard = protectedPathsOf(workspace);
+  if (isProtectedPath(guard, real)) {
+    throw new ToolError(NAME, `${NAME}: ${input.path} is rousseau's own configuration or state`);
+  }
   let info: Deno.FileInfo;
   try {
     info = await Deno.stat(real);
@@ -581,7 +637,7 @@ async function grep(input: GrepInput, context: ToolContext): Promise<string> {
     });
   }
   const candidates = info.isDirectory
-    ? walk(real, root, accept)
+    ? walk(real, root, accept, namedLevels(real, workspace), guard)
     : single({ open: real, display: root, link: false, walked: false }, accept);
 
   const max = limits.grepMaxMatches;
@@ -635,7 +691,7 @@ async function grep(input: GrepInput, context: ToolContext): Promise<string> {
           track,
         });
       } else {
-        const bytes = loadSync(candidate, workspace, maxBytes, buffers, track);
+        const bytes = loadSync(candidate, workspace, maxBytes, buffers, guard, track);
         if (bytes === undefined) continue;
         if (finder === undefined) searchText(re, bytes, whole, emit);
         else searchNeedles(re, bytes, finder, emit);
