@@ -34,11 +34,72 @@ import type { Workspace } from "./types.ts";
 /** Ignore files larger than this are not read (no real one comes close). */
 export const MAX_IGNORE_FILE_BYTES = 1024 * 1024;
 
+/** How one level judges a path relative to its base (a directory ends with a slash). */
+type Judge = (relative: string) => { ignored: boolean; unignored: boolean };
+
 /** The rules of one ignore file, anchored at a directory. */
 export interface IgnoreLevel {
   /** Real path of the directory the patterns are relative to, with a trailing slash. */
   readonly base: string;
   readonly rules: Ignore;
+  /** `rules` applied to the path alone (see `judgeOf`). */
+  readonly judge: Judge;
+}
+
+/** What a level says of a path no rule matches. */
+const UNDECIDED = Object.freeze({ ignored: false, unignored: false });
+
+/** The rule list inside an `Ignore` of the pinned 7.0.x (see `judgeOf`). */
+interface RuleList {
+  readonly _rules?: ReadonlyArray<{ readonly regex?: unknown; readonly _basenameOnly?: boolean }>;
+  test?(path: string, mode: string): { ignored: boolean; unignored: boolean };
+}
+
+/**
+ * The judge of `rules`: the path alone against the rules, without `Ignore.test`'s walk up
+ * the path's parent directories (the walk never enters an ignored directory, so the parents
+ * were judged already) and without its per-path cache, which grows by one key per file; and
+ * with one regular expression, the union of the rules' own, that tells the common case (no
+ * rule matches) in one pass instead of one per rule. Together about five times less time per
+ * file than `Ignore.test`, which the walk pays for every file of a repository.
+ *
+ * Hazard: this reaches inside `ignore` (the rule list `_rules`, each rule's `regex`, and
+ * `_rules.test(path, "regex")`, the step `Ignore.test` runs for a path once its parents are
+ * settled, in the pinned 7.0.x). Where a later version lacks any of them, the public `test`
+ * is used, which gives the same answers for the walk (it only adds the parents' verdicts,
+ * "not ignored" there) at the old cost. The oracle test against real git covers both.
+ */
+function judgeOf(rules: Ignore): Judge {
+  const inner = (rules as unknown as { _rules?: RuleList })._rules;
+  const list = inner?._rules;
+  const test = inner?.test;
+  if (
+    inner === undefined || typeof test !== "function" || !Array.isArray(list) ||
+    !list.every((rule) => rule.regex instanceof RegExp && !rule.regex.global)
+  ) {
+    return (relative) => rules.test(relative);
+  }
+  const regexes = list.map((rule) => rule.regex as RegExp);
+  if (regexes.length === 0) return () => UNDECIDED;
+  const flags = regexes[0]!.flags;
+  if (!regexes.every((re) => re.flags === flags)) {
+    return (relative) => test.call(inner, relative, "regex");
+  }
+  // Rules without a slash (most of a .gitignore) can only match the last name of the path:
+  // their union is run on that name alone, which is shorter to scan (as `ignore` does).
+  const union = (res: RegExp[]) =>
+    res.length === 0 ? undefined : new RegExp(res.map((re) => `(?:${re.source})`).join("|"), flags);
+  const named = union(regexes.filter((_, i) => list[i]!._basenameOnly === true));
+  const pathed = union(regexes.filter((_, i) => list[i]!._basenameOnly !== true));
+  return (relative) => {
+    if (pathed === undefined || !pathed.test(relative)) {
+      if (named === undefined) return UNDECIDED;
+      const end = relative.endsWith("/") ? relative.length - 1 : relative.length;
+      const name = relative.slice(relative.lastIndexOf("/", end - 1) + 1);
+      if (!named.test(name)) return UNDECIDED;
+    }
+    return test.call(inner, relative, "regex");
+  };
 }
 
 /** Levels in order of precedence, lowest first; shared between frames, never changed. */
@@ -76,7 +137,10 @@ function readSmallFileSync(path: string): string | undefined {
 function levelOf(dir: string, file: string): IgnoreLevel | undefined {
   const text = readSmallFileSync(file);
   if (text === undefined || text.trim() === "") return undefined;
-  return { base: slashed(dir), rules: ignore({ allowRelativePaths: true }).add(text) };
+  // Case-sensitive, as git is where core.ignoreCase is false (Linux; `ignore` defaults the
+  // other way).
+  const rules = ignore({ allowRelativePaths: true, ignorecase: false }).add(text);
+  return { base: slashed(dir), rules, judge: judgeOf(rules) };
 }
 
 function slashed(path: string): string {
@@ -145,16 +209,31 @@ export function levelsAbove(root: string, workspace: Workspace): IgnoreLevels {
 }
 
 /**
- * Whether the real path `path` (a directory when `directory`) is ignored under `levels`: the
- * deepest level with a pattern for it decides, a negation re-including. Only the path is
- * judged; the walk never enters an ignored directory, so what lies below one is not reached.
+ * Whether the real path `path` (a directory when `directory`), met by the walk, is ignored
+ * under `levels`: the deepest level with a pattern for it decides, a negation re-including.
+ * Only the path itself is judged: the walk never enters an ignored directory, so what lies
+ * below one is not reached.
  */
 export function isIgnored(levels: IgnoreLevels, path: string, directory: boolean): boolean {
   for (let i = levels.length - 1; i >= 0; i--) {
     const level = levels[i]!;
     if (!path.startsWith(level.base)) continue;
-    const relative = path.slice(level.base.length) + (directory ? "/" : "");
-    const result = level.rules.test(relative);
+    const result = level.judge(path.slice(level.base.length) + (directory ? "/" : ""));
+    if (result.ignored) return true;
+    if (result.unignored) return false;
+  }
+  return false;
+}
+
+/**
+ * Whether the directory `path`, which no walk reached (a search root), is ignored under
+ * `levels`, its parent directories below each level's base included, as git sees it.
+ */
+export function isIgnoredRoot(levels: IgnoreLevels, path: string): boolean {
+  for (let i = levels.length - 1; i >= 0; i--) {
+    const level = levels[i]!;
+    if (!path.startsWith(level.base)) continue;
+    const result = level.rules.test(`${path.slice(level.base.length)}/`);
     if (result.ignored) return true;
     if (result.unignored) return false;
   }

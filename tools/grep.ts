@@ -27,7 +27,13 @@ import { pathError } from "./_os_error.ts";
 import { confine, isInside, openConfinedSync, READ_FLAGS } from "./_workspace.ts";
 import { compileGlob, GlobSyntaxError } from "./_glob.ts";
 import { NeedleFinder, needlesOf } from "./_grep_needles.ts";
-import { type IgnoreLevels, isIgnored, levelsAbove, levelsAt } from "./_grep_ignore.ts";
+import {
+  type IgnoreLevels,
+  isIgnored,
+  isIgnoredRoot,
+  levelsAbove,
+  levelsAt,
+} from "./_grep_ignore.ts";
 import { isProtectedPath, protectedNamesIn, protectedPathsOf } from "./_grep_protected.ts";
 import { decodeUtf8 } from "./_text.ts";
 import {
@@ -604,7 +610,7 @@ function searchWalked(
  */
 function namedLevels(real: string, workspace: Workspace): IgnoreLevels {
   const above = levelsAbove(real, workspace);
-  return above.length > 0 && isIgnored(above, real, true) ? [] : above;
+  return above.length > 0 && isIgnoredRoot(above, real) ? [] : above;
 }
 
 /** Gives the event loop a turn (timers, messages, cancellation) without a timer's delay. */

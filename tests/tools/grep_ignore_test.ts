@@ -11,6 +11,7 @@
  */
 
 import { join } from "node:path";
+import { levelsAt } from "../../tools/_grep_ignore.ts";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { runCli } from "../_helpers/cli.ts";
 import { type Files, type TmpWorkspace, tmpWorkspace } from "../_helpers/tmp_workspace.ts";
@@ -60,6 +61,7 @@ const PATHS = [
   "#hash.txt", // `\#hash.txt` escapes the comment sign: ignored
   "trail.txt",
   "weird name.txt",
+  "UPPER.LOG", // git matches case-sensitively (core.ignoreCase is false here): not ignored
 ];
 
 const IGNORES: Files = {
@@ -87,6 +89,7 @@ Deno.test("grep ignore: the files grep searches are the ones git does not ignore
   await git(ws.root, "init", "-q", ".");
   await Deno.writeTextFile(ws.path(".git/info/exclude"), "excluded.txt\n");
   const expected = [
+    "UPPER.LOG",
     "docs/api/ref.md",
     "keep.log",
     "ok.txt",
@@ -193,4 +196,57 @@ Deno.test("grep ignore: honoured inside the tool worker (deno task cli tool grep
     JSON.stringify({ pattern: NEEDLE, path: ws.root }),
   ]);
   assertEquals([out.code, out.stdout], [0, `${ws.path("a.txt")}:1: ${NEEDLE} a.txt\n`], out.stderr);
+});
+
+Deno.test("grep ignore: the walk's judge answers as ignore's own test for a path alone", async () => {
+  // The judge skips ignore's parent walk and prefilters with the union of the rules'
+  // regexes (see judgeOf): for paths without parents both must agree exactly.
+  const dir = await Deno.makeTempDir({ prefix: "rousseau-ignore-" });
+  try {
+    await Deno.writeTextFile(
+      join(dir, ".gitignore"),
+      "*.log\n!keep.log\n/out\nbuild/\n**/*.bak\n[Tt]emp*\n?.o\n\\!bang\n*.LOG\n",
+    );
+    const [level] = levelsAt([], dir, { git: false, gitignore: true });
+    assert(level !== undefined);
+    const names = [
+      "a.log",
+      "keep.log",
+      "out",
+      "out/",
+      "build",
+      "build/",
+      "x.bak",
+      "Temp1",
+      "temp",
+      "a.o",
+      "ab.o",
+      "!bang",
+      "A.LOG",
+      "a.Log",
+      "plain.txt",
+      "sub/a.log",
+      "sub/build/",
+      "sub/build",
+      "sub/keep.log",
+      "sub/out",
+      "deep/er/x.bak",
+      "sub/Temp1",
+      "sub/out/",
+      "sub/a.o",
+      "log",
+      ".log",
+    ];
+    for (const name of names) {
+      const { ignored, unignored } = level.rules.test(name);
+      const judged = level.judge(name);
+      assertEquals(
+        { ignored: judged.ignored, unignored: judged.unignored },
+        { ignored, unignored },
+        name,
+      );
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
