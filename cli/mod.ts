@@ -276,6 +276,10 @@ Examples:
     .addHelpText(
       "after",
       `
+The chain's head (last seq and hash) is kept beside the log in FILE.head and checked too,
+so lines dropped from the end, an emptied or a rewritten log are caught; --head stands in
+for a missing head file.
+
 Exit codes: 0 the chain is intact, 1 a line was edited, removed or reordered (named), or
 the file cannot be read.
 
