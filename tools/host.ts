@@ -7,12 +7,15 @@
 
 import { ToolError } from "./define.ts";
 import type { Registry } from "./registry.ts";
-import type { ToolContext, ToolResult } from "./types.ts";
+import type { CallScope, ToolContext, ToolResult } from "./types.ts";
 
 /** Runs tool calls somewhere: in this isolate, or in a permission-scoped worker. */
 export interface ToolHost {
-  /** Runs `name` with raw (already JSON-decoded) input; never throws for a tool failure. */
-  call(name: string, input: unknown, signal: AbortSignal): Promise<ToolResult>;
+  /**
+   * Runs `name` with raw (already JSON-decoded) input; never throws for a tool failure.
+   * `scope` reaches the tool's context; a host that routes calls must pass it on.
+   */
+  call(name: string, input: unknown, signal: AbortSignal, scope?: CallScope): Promise<ToolResult>;
 }
 
 /** The text of a failure of tool `name`, with the spec's wording for cancellation. */
@@ -85,6 +88,11 @@ export function createInProcessHost(
   context: Omit<ToolContext, "signal">,
 ): ToolHost {
   return {
-    call: (name, input, signal) => runTool(registry, name, input, { ...context, signal }),
+    call: (name, input, signal, scope) =>
+      runTool(registry, name, input, {
+        ...context,
+        signal,
+        ...(scope?.mayReturn === undefined ? {} : { mayReturn: scope.mayReturn }),
+      }),
   };
 }

@@ -65,6 +65,19 @@ export interface ToolContext {
   readonly env: Readonly<Record<string, string>>;
   /** When set, bash runs under this bubblewrap sandbox. */
   readonly sandbox?: Sandbox;
+  /**
+   * When set, whether the content of the file at the resolved path `realPath` may be part of
+   * the output (an approver `path` rule, judged per file). A tool that returns content of
+   * files its input does not name (grep over a directory) must ask before any of a file's
+   * content goes into the output, and skip the file on false.
+   */
+  readonly mayReturn?: (realPath: string) => Promise<boolean>;
+}
+
+/** What the gate adds to one call besides its input (see `ToolContext.mayReturn`). */
+export interface CallScope {
+  /** Whether the content of the file at `realPath` may be returned. */
+  readonly mayReturn?: (realPath: string) => Promise<boolean>;
 }
 
 /** A tool the model can call: plain data plus two functions. */
