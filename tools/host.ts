@@ -30,7 +30,7 @@ export function failureText(name: string, error: unknown, signal: AbortSignal): 
  * How long a cancelled call may take to notice before its result is given up on: a tool that
  * ignores its signal (or waits on something that never answers) still returns promptly.
  */
-export const CANCEL_GRACE_MS = 2000;
+export const CANCEL_GRACE_MS = 5000;
 
 /**
  * Rejects `CANCEL_GRACE_MS` after `signal` aborts; `stop` clears the timer (nothing is left

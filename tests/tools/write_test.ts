@@ -1015,3 +1015,26 @@ await host.call("write", { path: ${
   assertEquals(await ws.call("write", { path, content: "b" }), ok(`wrote 1 bytes to ${path}`));
   assertEquals(await list(dir), [".b.txt.zz9.rousseau.tmp", ".c.txt.1.tmp", "a.txt", "b.txt"]);
 });
+
+Deno.test("an in-process call whose tool ignores its signal still returns after a cancellation", async () => {
+  const { createInProcessHost, createWorkspace, defineTool, DEFAULT_LIMITS, Registry } =
+    await import("../../mod.ts");
+  await using ws = await tmpWorkspace();
+  const deaf = defineTool({
+    name: "deaf",
+    description: "Waits for an answer that never comes and never looks at its signal.",
+    inputSchema: { type: "object", properties: {} },
+    readOnly: true,
+    parseInput: (raw: unknown) => raw,
+    execute: () => new Promise<string>(() => {}),
+  });
+  const host = createInProcessHost(new Registry([deaf]), {
+    workspace: await createWorkspace([ws.root]),
+    limits: DEFAULT_LIMITS,
+    env: {},
+  });
+  const controller = new AbortController();
+  const call = host.call("deaf", {}, controller.signal);
+  controller.abort();
+  assertEquals(await call, fail("deaf: cancelled"));
+});
