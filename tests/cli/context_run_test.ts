@@ -225,3 +225,61 @@ Deno.test("run --session: a resumed session that no longer fits is compacted and
   assertStringIncludes(text.stdout, "— context compacted (the server said the prompt is too long)");
   await Deno.remove(home, { recursive: true });
 });
+
+for (const kind of ["anthropic", "openai"] as const) {
+  Deno.test(`run (${kind}): AGENTS.md, the CLAUDE.md fallback and the user's file reach the model's system prompt`, async () => {
+    await using ws = await tmpWorkspace({
+      files: {
+        ".git/HEAD": "ref: refs/heads/main\n",
+        "AGENTS.md": "Always run deno fmt before you finish.",
+        "pkg/CLAUDE.md": "In pkg, prefer small functions.",
+        "pkg/other/AGENTS.md": "Below the workspace: not read up front.",
+      },
+    });
+    const home = await Deno.makeTempDir({ prefix: "rousseau-instr-home-" });
+    await Deno.mkdir(join(home, "config", "rousseau"), { recursive: true });
+    await Deno.writeTextFile(join(home, "config", "rousseau", "AGENTS.md"), "Answer tersely.");
+    await using server = startWindowedModel(kind, 1_000_000, () => ({ text: "ok" }));
+    const provider = providerArgs(kind, server.url);
+    const env = {
+      ...provider.env,
+      XDG_CONFIG_HOME: join(home, "config"),
+      XDG_DATA_HOME: join(home, "data"),
+    };
+    const args = [
+      ...provider.args,
+      "--workspace",
+      ws.path("pkg"),
+      "run",
+      "--output",
+      "stream-json",
+    ];
+    const out = await runCli([...args, "hello"], { env });
+    assertEquals(out.code, 0, out.stderr);
+    const init = JSON.parse(out.stdout.split("\n")[0]!);
+    const files = [
+      join(home, "config", "rousseau", "AGENTS.md"),
+      ws.path("AGENTS.md"),
+      ws.path("pkg", "CLAUDE.md"),
+    ];
+    assertEquals(init.instructions, files);
+    const system = systemPrompt(server.requests[0]!.body as Record<string, unknown>);
+    assert(system.startsWith("You are rousseau"), system.slice(0, 80));
+    const at = [
+      system.indexOf("# Project instructions"),
+      system.indexOf(`## ${files[0]} (the user's instructions)\n\nAnswer tersely.`),
+      system.indexOf(`## ${files[1]}\n\nAlways run deno fmt before you finish.`),
+      system.indexOf(`## ${files[2]}\n\nIn pkg, prefer small functions.`),
+    ];
+    assert(at.every((i, n) => i > (n === 0 ? 0 : at[n - 1]!)), `${at}\n${system}`);
+    assert(!system.includes("Below the workspace"), system);
+
+    // --no-instructions: none of it.
+    const bare = await runCli([...args, "--no-instructions", "hello"], { env });
+    assertEquals(bare.code, 0, bare.stderr);
+    assertEquals(JSON.parse(bare.stdout.split("\n")[0]!).instructions, []);
+    const plain = systemPrompt(server.requests[1]!.body as Record<string, unknown>);
+    assert(!plain.includes("Project instructions") && !plain.includes("Answer tersely"), plain);
+    await Deno.remove(home, { recursive: true });
+  });
+}
