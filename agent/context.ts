@@ -512,6 +512,17 @@ export function createContextManager(options: ContextOptions): ContextManager {
     };
   }
 
+  /** A summary request that was itself too long: say what to do. */
+  function stillTooLong(failure: unknown, signal: AbortSignal): unknown {
+    if (signal.aborted || parseOverflow(failure) === undefined) return failure;
+    return new ProviderError(
+      `${(failure as Error).message} (while summarising the conversation to fit the context window${
+        windowNow() === undefined ? "" : ` of ${windowNow()} tokens`
+      }; start a new session or set a model with a larger window)`,
+      { cause: failure },
+    );
+  }
+
   const manager: ContextManager = {
     get window() {
       return windowNow();
@@ -552,7 +563,9 @@ export function createContextManager(options: ContextOptions): ContextManager {
               "threshold",
               signal,
               ratio,
-            );
+            ).catch((failure) => {
+              throw stillTooLong(failure, signal);
+            });
             if (done !== undefined) emit({ type: "compaction", ...done });
             view = viewOf(request.messages);
           }
@@ -598,14 +611,10 @@ export function createContextManager(options: ContextOptions): ContextManager {
                 ? budget()!
                 : Math.min(budget() ?? refused, refused);
               const target = Math.floor(basis * TARGET_SHARE);
-              const done = await compactTo(
-                provider,
-                request,
-                target,
-                "overflow",
-                signal,
-                scale,
-              );
+              const done = await compactTo(provider, request, target, "overflow", signal, scale)
+                .catch((failure) => {
+                  throw stillTooLong(failure, signal);
+                });
               if (done === undefined) {
                 throw new ProviderError(
                   `${
