@@ -471,8 +471,7 @@ export function createContextManager(options: ContextOptions): ContextManager {
     if (size({ elided: fresh }) > target || reason === "manual") {
       // The kept part must start at an assistant message or a user request (a tool result
       // must follow its call) and must keep the latest tool results with their calls.
-      const last = marks.latestResults >= 0 ? marks.latestResults - 1 : messages.length;
-      const limit = reason === "manual" && marks.latestResults < 0 ? messages.length : last;
+      const limit = marks.latestResults >= 0 ? marks.latestResults - 1 : messages.length;
       const bounds: number[] = [];
       for (let i = start + 1; i <= limit; i++) {
         const message = messages[i];

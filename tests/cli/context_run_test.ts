@@ -283,3 +283,60 @@ for (const kind of ["anthropic", "openai"] as const) {
     await Deno.remove(home, { recursive: true });
   });
 }
+
+Deno.test("run: a configured window (ROUSSEAU_AGENT_CONTEXT_WINDOW) compacts before any refusal", async () => {
+  await using ws = await workspace();
+  const task = longTask(ws);
+  await using server = startWindowedModel("anthropic", WINDOW, task.model);
+  const out = await runCli([
+    "--workspace",
+    ws.root,
+    "--allow",
+    "edit",
+    "run",
+    "--output",
+    "stream-json",
+    "--no-instructions",
+    "read every file, then fix the off-by-one",
+  ], {
+    env: {
+      ANTHROPIC_BASE_URL: server.url,
+      ANTHROPIC_API_KEY: "test-key",
+      ROUSSEAU_AGENT_CONTEXT_WINDOW: String(WINDOW),
+    },
+  });
+  assertEquals(out.code, 0, out.stderr);
+  const lines = out.stdout.trim().split("\n").map((line) => JSON.parse(line));
+  const result = lines.at(-1);
+  assertEquals(result.subtype, "success");
+  assertEquals(server.requests.filter((r) => r.refused).length, 0);
+  const compactions = lines.filter((line) => line.type === "compaction");
+  assert(compactions.length >= 3, out.stdout);
+  assertEquals(compactions.length, result.context.compactions);
+  for (const event of compactions) {
+    assertEquals(Object.keys(event), [
+      "type",
+      "reason",
+      "elided",
+      "summarized",
+      "tokens_before",
+      "tokens_after",
+      "window",
+    ]);
+    assertEquals([event.reason, event.window], ["threshold", WINDOW]);
+    assert(event.tokens_after < event.tokens_before / 2, JSON.stringify(event));
+  }
+  assertEquals(task.state.intact, Array(FILES).fill(true));
+  assertEquals(await Deno.readTextFile(ws.path(name(BUGGY))), fileText(BUGGY).replace(BUG, FIX));
+});
+
+Deno.test("run: --context-window must be a whole number of tokens", async () => {
+  const out = await runCli(["run", "--context-window", "lots", "hi"], {
+    env: { ANTHROPIC_API_KEY: "test-key" },
+  });
+  assertEquals(out.code, 2);
+  assertEquals(
+    out.stderr.trim(),
+    'rousseau: --context-window: want a whole number of tokens of at least 1, got "lots"',
+  );
+});
