@@ -145,6 +145,9 @@ function estimateBlock(block: ContentBlock): number {
       return 8 + estimateText(block.name + JSON.stringify(block.input ?? {}));
     case "tool_result":
       return 8 + estimateText(block.content);
+    default:
+      // A block kind added later (reasoning, images): count its JSON, never zero.
+      return 8 + estimateText(JSON.stringify(block));
   }
 }
 
