@@ -53,6 +53,8 @@ export const CHARS_PER_TOKEN = 4;
 
 /** After a compaction the view should be at most this share of the budget. */
 const TARGET_SHARE = 0.5;
+/** The most of the budget the latest step's results may take together. */
+const LATEST_SHARE = 0.6;
 /** Results shorter than this are not worth a stub. */
 const STUB_MIN_CHARS = 400;
 /** Room kept for the summary text itself when choosing what to summarise (tokens). */
@@ -192,12 +194,22 @@ export function elisionStub(call: ToolUseBlock | undefined, result: ToolResultBl
   }result of ${what} (${result.content.length} characters); call the tool again if you need it]`;
 }
 
-/** A result over the share cap, cut for the model with a note on how to page. */
-export function cutResult(content: string, maxChars: number, share: number): string {
+/**
+ * A result over the share cap, cut for the model with a note on how to page. `together`:
+ * the cut is because the results of one step do not fit side by side.
+ */
+export function cutResult(
+  content: string,
+  maxChars: number,
+  share: number,
+  together = false,
+): string {
   if (content.length <= maxChars) return content;
-  const note = `\n[cut for the model: this result is ${content.length} characters, more than ${
-    Math.round(share * 100)
-  }% of the context window; read the file in parts with read's offset and limit, or narrow the grep pattern or the command's output]`;
+  const why = together
+    ? "and the results of this step together do not fit the context window"
+    : `more than ${Math.round(share * 100)}% of the context window`;
+  const note =
+    `\n[cut for the model: this result is ${content.length} characters, ${why}; read the file in parts with read's offset and limit, or narrow the grep pattern or the command's output]`;
   const keep = Math.max(0, maxChars - note.length);
   const cut = content.lastIndexOf("\n", keep);
   return content.slice(0, cut > keep / 2 ? cut : keep) + note;
@@ -295,6 +307,19 @@ export function createContextManager(options: ContextOptions): ContextManager {
     return window === undefined ? undefined : Math.floor(window * share * CHARS_PER_TOKEN);
   }
 
+  /**
+   * The latest results cannot be elided, so when one step's results (parallel reads) would
+   * not fit side by side, each gets an equal part of most of the budget (characters).
+   */
+  function groupCap(latest: Message | undefined): number | undefined {
+    const limit = budget();
+    if (latest === undefined || limit === undefined) return undefined;
+    const results = latest.content.filter((b) => b.type === "tool_result");
+    const total = results.reduce((sum, b) => sum + b.content.length, 0);
+    const room = Math.floor(limit * LATEST_SHARE * CHARS_PER_TOKEN);
+    return total <= room ? undefined : Math.floor(room / results.length);
+  }
+
   /** The view with the current records, or with `extra` elisions and summary tried on top. */
   function viewOf(
     messages: readonly Message[],
@@ -305,14 +330,19 @@ export function createContextManager(options: ContextOptions): ContextManager {
     const start = Math.min(cut?.through ?? 0, messages.length);
     const cap = resultCap();
     const stubbed = (id: string) => elided.has(id) || (extra.elided?.has(id) ?? false);
-    const out: Message[] = messages.slice(start).map((message) => {
+    const group = groupCap(messages[marks.latestResults]);
+    const out: Message[] = messages.slice(start).map((message, k) => {
       if (!isToolResults(message)) return message;
+      const shared = start + k === marks.latestResults ? group : undefined;
       return {
         role: message.role,
         content: message.content.map((block): ContentBlock => {
           if (block.type !== "tool_result") return block;
           if (stubbed(block.toolUseId)) {
             return { ...block, content: elisionStub(marks.calls.get(block.toolUseId), block) };
+          }
+          if (shared !== undefined && (cap === undefined || shared < cap)) {
+            return { ...block, content: cutResult(block.content, shared, share, true) };
           }
           return cap === undefined
             ? block

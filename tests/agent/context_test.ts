@@ -391,3 +391,45 @@ Deno.test("ContextManager: records replay into the same view (a resumed session)
   // The latest tool results stay whole even after /compact.
   assertStringIncludes(JSON.stringify(again.view(messages)), "z".repeat(2_000));
 });
+
+Deno.test("runTurn() with a context: parallel reads too big side by side are cut, not dropped", async () => {
+  // The issue's case: four capped reads in one step are more than the whole window.
+  const text = (i: number) => `file ${i}\n` + "0123456789abcdef\n".repeat(1_000);
+  await using ws = await tmpWorkspace({
+    files: Object.fromEntries([0, 1, 2, 3].map((i) => [`f${i}.txt`, text(i)])),
+  });
+  let step = 0;
+  const provider = windowedProvider(12_000, () =>
+    step++ === 0
+      ? [0, 1, 2, 3].map((i) => ({
+        type: "tool_use" as const,
+        id: `t${i}`,
+        name: "read",
+        input: { path: ws.path(`f${i}.txt`) },
+      }))
+      : [{ type: "text", text: "read them" }]);
+  const context = createContextManager({ model: "unknown-model" });
+  const messages: Message[] = [{ role: "user", content: [{ type: "text", text: "read 4" }] }];
+  const result = await runTurn(messages, {
+    provider,
+    gate: gate(ws),
+    system: "test",
+    maxIterations: 5,
+    signal: new AbortController().signal,
+    context,
+  });
+  assertEquals(result.subtype, "success", result.result);
+  assertEquals(context.window, 12_000);
+  const sent = provider.requests.at(-1)!;
+  assert(estimateRequest(sent) <= 12_000);
+  const results = sent.messages.at(-1)!.content;
+  assertEquals(results.length, 4, "every result is there");
+  for (const [i, block] of results.entries()) {
+    assert(block.type === "tool_result");
+    assert(block.content.startsWith(`file ${i}\n0123456789abcdef\n`), block.content.slice(0, 40));
+    assertStringIncludes(
+      block.content,
+      "characters, and the results of this step together do not fit the context window; read the file in parts",
+    );
+  }
+});
