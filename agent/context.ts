@@ -606,7 +606,8 @@ export function createContextManager(options: ContextOptions): ContextManager {
             const estimate = estimateView(request, view);
             try {
               for await (const event of provider.complete(send(request, view), signal)) {
-                if (event.type === "text" || event.type === "tool_use_start") shown = true;
+                // Once anything reached the screen a retry would show it twice.
+                if (event.type !== "message" && event.type !== "retry") shown = true;
                 if (event.type === "message") {
                   const total = inputTokens(provider.name, event.usage) + event.usage.outputTokens;
                   if (total > 0) {
