@@ -15,10 +15,13 @@ import type { AgentEvent } from "../agent/types.ts";
 import { createPromptOperator } from "../approver/mod.ts";
 import { type AgentFlags, openAgent } from "./agent_setup.ts";
 import { EXIT } from "./errors.ts";
+import { compactionLine, gaugeLine } from "./context_gauge.ts";
 import { layersLine } from "./layers.ts";
 import { writeSync } from "./output.ts";
 
 const PASTE_GAP_MS = 25;
+/** Share of the window from which the gauge is printed after each turn. */
+const GAUGE_FROM = 0.5;
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 function paint(color: boolean, code: string, text: string): string {
@@ -57,6 +60,8 @@ const HELP = `Commands:
   /tools      the tools the model can call
   /approver   the approval policy in force
   /session    this session's id (resume it with: rousseau chat --session ID)
+  /context    how much of the model's context window the conversation takes
+  /compact    summarise the conversation so far to free context (the session keeps it all)
   /exit       leave (Ctrl+D does the same)
 Ctrl+C cancels the running turn; at an approval prompt it denies the call.
 `;
@@ -191,6 +196,11 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
       case "retry":
         out(paint(color, "33", `\n(${event.reason}; retrying in ${event.delayMs} ms)\n`));
         break;
+      case "compaction":
+        if (midLine) out("\n");
+        midLine = false;
+        out(paint(color, "2", `(${compactionLine(event)})`) + "\n");
+        break;
     }
   };
 
@@ -221,6 +231,9 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
       case "/session":
         out(`session ${sessionId} (${agent.messages.length} messages)\n`);
         return true;
+      case "/context":
+        out(gauge() + "\n");
+        return true;
       case "/exit":
       case "/quit":
         rl.close();
@@ -231,6 +244,29 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
           return true;
         }
         return false;
+    }
+  };
+
+  const gauge = () =>
+    gaugeLine(agent.context.window, agent.context.used, agent.context.compactions);
+
+  /** `/compact`: one summary request now; Ctrl+C cancels it. */
+  const compactNow = async () => {
+    turn = new AbortController();
+    try {
+      const done = await agent.compact(AbortSignal.any([signal, turn.signal]));
+      out(
+        paint(
+          color,
+          "2",
+          done === undefined ? "(nothing to compact yet)" : `(${compactionLine(done)})`,
+        ) +
+          "\n",
+      );
+    } catch (error) {
+      out(paint(color, "31", `compact failed: ${(error as Error).message}`) + "\n");
+    } finally {
+      turn = undefined;
     }
   };
 
@@ -245,6 +281,11 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
     if (midLine) out("\n");
     if (result.subtype === "cancelled") out(paint(color, "33", "(cancelled)") + "\n");
     else if (result.subtype !== "success") out(paint(color, "31", result.result) + "\n");
+    // The gauge shows itself once the context matters: half the window or more.
+    const window = agent.context.window;
+    if (window !== undefined && agent.context.used >= window * GAUGE_FROM) {
+      out(paint(color, "2", `(${gauge()})`) + "\n");
+    }
     turn = undefined;
   };
 
@@ -262,7 +303,15 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
     }
     await Deno.writeTextFile(historyPath, text.replace(/\n/g, " ") + "\n", { append: true })
       .catch(() => {});
-    if (!slash(text)) {
+    if (text.trim() === "/compact") {
+      busy = true;
+      if (!Deno.stdin.isTerminal()) rl.pause();
+      try {
+        await compactNow();
+      } finally {
+        busy = false;
+      }
+    } else if (!slash(text)) {
       busy = true;
       // A paused terminal reads no keys, so Ctrl+C could not cancel the turn; lines typed
       // meanwhile are dropped by the "line" handler instead.

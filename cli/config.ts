@@ -53,6 +53,8 @@ function buildSchema({ z }: ZodModule) {
     agent: z.strictObject({
       system_prompt: z.string().optional(),
       max_iterations: count.optional(),
+      context_window: count.optional(),
+      max_result_share: z.number().gt(0).lte(1).optional(),
       approver: z.strictObject({
         mode: z.string().optional(),
         default: z.string().optional(),

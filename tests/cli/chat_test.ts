@@ -596,3 +596,43 @@ Deno.test("chat: without NO_COLOR the approval heading and the diff are coloured
     isError: true,
   }]);
 });
+
+Deno.test("chat: /context shows the gauge and /compact summarises with one request", async () => {
+  await using ws = await tmpWorkspace();
+  await using server = startFakeAnthropic([
+    { text: "First answer." },
+    { text: "SUMMARY: the user said hello." },
+    { text: "Second answer." },
+  ]);
+  await using chat = await openChat(server, ws, [], {
+    chatArgs: ["--context-window", "100000"],
+  });
+  await chat.waitForPrompt(1);
+  await chat.line("/context");
+  assertEquals(after(await chat.waitForPrompt(2), "› /context"), [
+    "context 0 / 100k tokens (0%)",
+    "›",
+  ]);
+  await chat.line("hello");
+  assertEquals(after(await chat.waitForPrompt(3), "› hello"), ["First answer.", "›"]);
+  await chat.line("/compact");
+  const compacted = after(await chat.waitForPrompt(4), "› /compact");
+  assertMatch(
+    compacted[0]!,
+    /^\(context compacted \(\/compact\): 2 message\(s\) summarised; [\d.]+k? → [\d.]+k? tokens of 100k\)$/,
+  );
+  // The summary request offers no tools; the next turn's request starts with the summary.
+  assertEquals(server.requests[1]!.body.tools, undefined);
+  await chat.line("and now?");
+  assertEquals(after(await chat.waitForPrompt(5), "› and now?"), ["Second answer.", "›"]);
+  const texts = userTexts(server, 2);
+  assertEquals(texts.length, 2);
+  assertStringIncludes(texts[0]!, "[context compacted: the 2 earliest message(s)");
+  assertStringIncludes(texts[0]!, "SUMMARY: the user said hello.");
+  assertEquals(texts[1], "and now?");
+  await chat.line("/context");
+  assertMatch(
+    after(await chat.waitForPrompt(6), "› /context")[0]!,
+    /^context [\d.]+k? \/ 100k tokens \(\d%\) · compacted 1×$/,
+  );
+});
