@@ -5,12 +5,11 @@
  */
 
 import { Command, CommanderError, Option } from "commander";
-import meta from "../deno.json" with { type: "json" };
 import { EXIT, UsageError } from "./errors.ts";
 import { writeStderr, writeStdout, writeSync } from "./output.ts";
+import { VERSION, versionReport } from "./version.ts";
 
-/** The product version, from `deno.json`. */
-export const VERSION: string = meta.version;
+export { VERSION } from "./version.ts";
 
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
@@ -321,9 +320,7 @@ Examples:
     .addHelpText("after", "\nExample:\n  rousseau version")
     .action(() => {
       run(async () => {
-        await writeStdout(
-          `rousseau ${VERSION}\ndeno ${Deno.version.deno}\ntarget ${Deno.build.target}\n`,
-        );
+        await writeStdout(versionReport());
         return EXIT.ok;
       });
     });

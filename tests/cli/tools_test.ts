@@ -39,6 +39,22 @@ Deno.test("--help and --version print on stdout and exit 0", async () => {
   assertEquals(version, { code: 0, stdout: "0.1.0\n", stderr: "" });
 });
 
+Deno.test("version, --version and -v alone (answered before the CLI loads) print what the full CLI prints", async () => {
+  const report = `rousseau 0.1.0\ndeno ${Deno.version.deno}\ntarget ${Deno.build.target}\n`;
+  // A global flag in front sends the same words through the argument parser.
+  for (
+    const [words, stdout] of [[["version"], report], [["--version"], "0.1.0\n"], [
+      ["-v"],
+      "0.1.0\n",
+    ]] as const
+  ) {
+    const fast = await runCli([...words]);
+    const full = await runCli(["--log-level", "error", ...words]);
+    assertEquals(fast, { code: 0, stdout, stderr: "" }, words.join(" "));
+    assertEquals(full, fast, `--log-level error ${words.join(" ")}`);
+  }
+});
+
 Deno.test("--help: every command has a description and examples, on stdout, exit 0", async () => {
   const commands = [
     "tool",
