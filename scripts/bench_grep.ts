@@ -396,7 +396,11 @@ async function runOurs(root: string, workspace: Workspace, pattern: string): Pro
   return { ms, lines };
 }
 
-function rgArgs(threads: number | undefined, extra: readonly string[], pattern: string): string[] {
+export function rgArgs(
+  threads: number | undefined,
+  extra: readonly string[],
+  pattern: string,
+): string[] {
   const args = ["--no-config", "-n", "--no-heading", "--color", "never"];
   if (threads !== undefined) args.push(`-j${threads}`);
   args.push("--no-ignore", "--hidden", "--max-filesize", `${DEFAULT_LIMITS.grepMaxFileBytes}`);
@@ -406,7 +410,7 @@ function rgArgs(threads: number | undefined, extra: readonly string[], pattern: 
 }
 
 /** Runs rg in `root` (anchored globs are relative to the working directory). */
-async function runRg(rg: string, root: string, args: string[]): Promise<Sample> {
+export async function runRg(rg: string, root: string, args: string[]): Promise<Sample> {
   const started = performance.now();
   const child = new Deno.Command(rg, {
     args,

@@ -8,6 +8,8 @@ const ALL = join(REPO, "scripts", "bench.ts");
 
 const ROWS = [
   "cold_start",
+  "cold_version",
+  "cold_help",
   "read_calls",
   "read_calls_in_flight",
   "bash_true",
@@ -19,6 +21,9 @@ const ROWS = [
   "agent_http",
   "mcp_sequential",
   "mcp_in_flight",
+  ...["tree", "headers"].flatMap((tree) =>
+    ["rare", "common_literal", "class", "alternation"].map((q) => `live_grep_${tree}_${q}`)
+  ),
 ];
 
 async function run(
