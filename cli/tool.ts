@@ -12,8 +12,15 @@ import {
   didYouMean,
 } from "../approver/mod.ts";
 import { callTool } from "../agent/tool_host.ts";
-import { createWorkerHost, resolveReal, type ToolResult } from "../tools/mod.ts";
-import { loadConfig } from "./config.ts";
+import {
+  createWorkerHost,
+  resolveReal,
+  type ToolContext,
+  type ToolResult,
+  type WorkerHost,
+} from "../tools/mod.ts";
+import { type Config, loadConfig } from "./config.ts";
+import { takeEarlyWorker } from "./early_worker.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import { type GlobalFlags, type LimitFlags, toolContextFrom } from "./options.ts";
 import { createLineReader, useColor, writeStderr, writeStdout } from "./output.ts";
@@ -78,10 +85,38 @@ export async function toolCommand(
   flags: ToolFlags,
   signal: AbortSignal,
 ): Promise<number> {
-  const config = await loadConfig(flags.config);
+  // The entry point may have read the config and started the worker already (see
+  // early_worker.ts); the host takes that worker only if its grants are the ones derived here.
+  const early = takeEarlyWorker(flags.config);
+  let started = early?.worker;
+  try {
+    const config = await (early?.config ?? loadConfig(flags.config));
+    return await callWith(name, json, flags, signal, config, async (context) => {
+      const taken = await started;
+      started = undefined;
+      return await createWorkerHost({
+        ...context,
+        modules: config.modules,
+        ...(taken === undefined ? {} : { started: taken }),
+      });
+    });
+  } finally {
+    // Not taken (an error before the host was created): stop it.
+    started?.then((w) => w?.terminate());
+  }
+}
+
+async function callWith(
+  name: string,
+  json: string | undefined,
+  flags: ToolFlags,
+  signal: AbortSignal,
+  config: Config,
+  startHost: (context: Omit<ToolContext, "signal">) => Promise<WorkerHost>,
+): Promise<number> {
   const policy = resolvePolicy("tool", config.approver, flags);
   const context = await toolContextFrom(flags, config, name === "bash");
-  await using host = await createWorkerHost({ ...context, modules: config.modules });
+  await using host = await startHost(context);
   const registry = host.registry;
   if (!registry.has(name)) {
     const near = didYouMean(name.toLowerCase(), registry.names());

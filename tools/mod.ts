@@ -23,8 +23,11 @@ export { parseFields, requireAbsolute, requireNonEmpty, requirePresent } from ".
 export {
   createWorkerHost,
   derivePermissions,
+  type StartedWorker,
+  startToolWorker,
   type WorkerHost,
   type WorkerHostOptions,
   type WorkerPermissions,
+  workerPermissions,
 } from "./worker_host.ts";
 export { DEFAULT_HIDDEN, type HiddenPath, type Sandbox, sandboxArgs } from "./_sandbox.ts";

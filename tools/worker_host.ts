@@ -42,6 +42,80 @@ export interface WorkerHostOptions {
   readonly modules?: readonly string[];
   /** Override the derived grants (narrower only; see `derivePermissions`). */
   readonly permissions?: WorkerPermissions;
+  /**
+   * A worker started early (`startToolWorker`), to overlap its start with the caller's own
+   * loading. It is used only when it was started with exactly the grants these options
+   * give; otherwise it is stopped and a new worker is started.
+   */
+  readonly started?: StartedWorker;
+}
+
+/** A tool worker that is loading its modules and has not been sent `init` yet. */
+export interface StartedWorker {
+  /** The grants it runs with. */
+  readonly permissions: WorkerPermissions;
+  /** Stops it (a no-op once a host has taken it over). */
+  terminate(): void;
+}
+
+const workers = new WeakMap<StartedWorker, { worker: Worker; error?: string; taken: boolean }>();
+
+/** The grants of the worker `createWorkerHost(options)` starts. */
+export function workerPermissions(
+  options: Pick<WorkerHostOptions, "workspace" | "sandbox" | "modules" | "permissions">,
+): WorkerPermissions {
+  const modules = options.modules ?? [];
+  const base = options.permissions ??
+    derivePermissions(options.workspace, options.sandbox ? { sandbox: options.sandbox } : {});
+  // A custom module is read by the import itself: the worker may read those files, nothing more.
+  return {
+    ...base,
+    read: [
+      ...base.read,
+      ...modules.filter((m) => m.startsWith("file:")).map((m) => fromFileUrl(m)),
+    ],
+  };
+}
+
+/**
+ * Starts a tool worker with `permissions`; it loads the tools while the caller goes on.
+ * Hand it to `createWorkerHost` (which checks the grants) or terminate it.
+ */
+export function startToolWorker(permissions: WorkerPermissions): StartedWorker {
+  const worker = new Worker(new URL("./worker.ts", import.meta.url), {
+    type: "module",
+    deno: {
+      permissions: {
+        ...permissions,
+        read: [...permissions.read],
+        write: permissions.write.length === 0 ? false : [...permissions.write],
+        run: permissions.run.length === 0 ? false : [...permissions.run],
+      },
+    },
+  } as WorkerOptions);
+  const started: StartedWorker = {
+    permissions: structuredClone(permissions),
+    terminate() {
+      const state = workers.get(started);
+      if (state !== undefined && !state.taken) {
+        state.taken = true;
+        worker.terminate();
+      }
+    },
+  };
+  const state: { worker: Worker; error?: string; taken: boolean } = { worker, taken: false };
+  // Until a host takes it over, a load error is kept for the host to report.
+  worker.onerror = (event: ErrorEvent) => {
+    event.preventDefault();
+    state.error ??= event.message;
+  };
+  workers.set(started, state);
+  return started;
+}
+
+/** Whether two grant sets are the same, list by list and entry by entry. */
+function sameGrants(a: WorkerPermissions, b: WorkerPermissions): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
 }
 
 /** A worker-backed host and the registry of what the worker offers. */
@@ -78,27 +152,23 @@ export function derivePermissions(
 /** Starts the worker and waits until its tools are loaded; throws with the worker's error. */
 export async function createWorkerHost(options: WorkerHostOptions): Promise<WorkerHost> {
   const modules = options.modules ?? [];
-  const base = options.permissions ??
-    derivePermissions(options.workspace, options.sandbox ? { sandbox: options.sandbox } : {});
-  // A custom module is read by the import itself: the worker may read those files, nothing more.
-  const permissions: WorkerPermissions = {
-    ...base,
-    read: [
-      ...base.read,
-      ...modules.filter((m) => m.startsWith("file:")).map((m) => fromFileUrl(m)),
-    ],
-  };
-  const worker = new Worker(new URL("./worker.ts", import.meta.url), {
-    type: "module",
-    deno: {
-      permissions: {
-        ...permissions,
-        read: [...permissions.read],
-        write: permissions.write.length === 0 ? false : [...permissions.write],
-        run: permissions.run.length === 0 ? false : [...permissions.run],
-      },
-    },
-  } as WorkerOptions);
+  const permissions = workerPermissions(options);
+  const early = options.started === undefined ? undefined : workers.get(options.started);
+  let worker: Worker;
+  let earlyError: string | undefined;
+  if (
+    early !== undefined && !early.taken && sameGrants(options.started!.permissions, permissions)
+  ) {
+    early.taken = true;
+    worker = early.worker;
+    earlyError = early.error;
+  } else {
+    options.started?.terminate();
+    const fresh = startToolWorker(permissions);
+    const state = workers.get(fresh)!;
+    state.taken = true;
+    worker = state.worker;
+  }
   const pending = new Map<number, (result: ToolResult) => void>();
   /** The per-file checks of calls in flight that have one. */
   const scopes = new Map<number, (realPath: string) => Promise<boolean>>();
@@ -134,6 +204,9 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
       pending.delete(id);
     }
   };
+  if (earlyError !== undefined) {
+    ready.reject(new Error(`tools: the tool worker failed: ${earlyError}`));
+  }
   post({
     type: "init",
     workspace: options.workspace,
