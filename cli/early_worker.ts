@@ -1,32 +1,22 @@
 /**
- * Start-up overlap for `rousseau tool NAME`: the entry point reads the config and starts the
- * tool worker before it loads the argument parser and the rest of the CLI, so the worker
- * loads the tools (a second isolate, with Node's compatibility layer) while this isolate
- * loads its own modules.
+ * Start-up overlap for `rousseau tool NAME`: the entry point starts the tool worker before it
+ * loads the argument parser, the config and the rest of the CLI, so the worker loads the
+ * tools (a second isolate, with Node's compatibility layer) while this isolate loads its own
+ * modules.
  *
- * Nothing here decides anything: the words are read only to guess `--config`, `--workspace`
- * and `--add-dir`. `toolCommand` takes the config loaded here only for the same `--config`
- * (so the config is read, and its warnings written, once), and `createWorkerHost` takes the
- * worker only when its grants equal, entry by entry, those derived after the real parse;
- * any other worker is stopped. A guess that fails costs time, never a grant.
+ * Nothing here decides anything: the words are read only to guess `--workspace` and
+ * `--add-dir`, and the grants are guessed as if the config named no workspace roots and no
+ * tool modules. `createWorkerHost` takes the worker only when its grants equal, entry by
+ * entry, those derived after the real parse and the config; any other worker is stopped. A
+ * wrong guess costs time, never a grant. The config is read where it always was (its errors
+ * and warnings are unchanged).
  *
  * bash is left out: its grants depend on the sandbox, which costs a trial run of bwrap.
  *
  * @module
  */
 
-import type { Config } from "./config.ts";
 import type { StartedWorker } from "../tools/mod.ts";
-
-/** What was started early, for `tool`. */
-export interface EarlyWorker {
-  /** The `--config` value the config was loaded for. */
-  readonly configPath: string | undefined;
-  /** The config, loaded once (its rejection is the command's error). */
-  readonly config: Promise<Config>;
-  /** The worker; undefined when its grants could not be worked out early. */
-  readonly worker: Promise<StartedWorker | undefined>;
-}
 
 /** Global options that take a value (cli/mod.ts), besides the three read here. */
 const VALUE_FLAGS = new Set([
@@ -43,7 +33,7 @@ const VALUE_FLAGS = new Set([
 /** Options whose value changes the grants or the config; the guess gives up if seen again. */
 const SHAPING = ["--config", "--workspace", "--add-dir"];
 
-let early: EarlyWorker | undefined;
+let early: Promise<StartedWorker | undefined> | undefined;
 
 /**
  * The `--config`, `--workspace` and `--add-dir` values of `[global options] tool NAME ...`
@@ -108,8 +98,8 @@ function guessPermissions(flags: { workspace?: string; addDir?: string[] }) {
 
 /**
  * Starts the tool worker for `args` when they are a `tool` call, with the grants guessed
- * from the words alone, and the config's load; else does nothing. Resolves once the worker
- * is started, never rejects.
+ * from the words alone; else does nothing. Resolves once the worker is started, never
+ * rejects.
  */
 export async function startEarlyWorker(args: readonly string[]): Promise<void> {
   const flags = guessToolFlags(args);
@@ -119,22 +109,13 @@ export async function startEarlyWorker(args: readonly string[]): Promise<void> {
     ? Promise.resolve(undefined)
     : import("../tools/worker_host.ts").then(({ startToolWorker }) => startToolWorker(permissions))
       .catch(() => undefined);
+  early = worker;
   await worker;
-  const config = import("./config.ts").then(({ loadConfig }) => loadConfig(flags.config));
-  // A rejected config is reported by toolCommand; until then it is not unhandled.
-  config.catch(() => {});
-  early = { configPath: flags.config, config, worker };
 }
 
-/**
- * The early start for a `tool` call whose `--config` is `configPath`, taken once; a start
- * for another config is stopped and dropped.
- */
-export function takeEarlyWorker(configPath: string | undefined): EarlyWorker | undefined {
+/** The worker started early, taken once (the taker hands it on or terminates it). */
+export function takeEarlyWorker(): Promise<StartedWorker | undefined> | undefined {
   const taken = early;
   early = undefined;
-  if (taken === undefined) return undefined;
-  if (taken.configPath === configPath) return taken;
-  taken.worker.then((w) => w?.terminate());
-  return undefined;
+  return taken;
 }

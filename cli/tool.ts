@@ -87,10 +87,9 @@ export async function toolCommand(
 ): Promise<number> {
   // The entry point may have read the config and started the worker already (see
   // early_worker.ts); the host takes that worker only if its grants are the ones derived here.
-  const early = takeEarlyWorker(flags.config);
-  let started = early?.worker;
+  let started = takeEarlyWorker();
   try {
-    const config = await (early?.config ?? loadConfig(flags.config));
+    const config = await loadConfig(flags.config);
     return await callWith(name, json, flags, signal, config, async (context) => {
       const taken = await started;
       started = undefined;
