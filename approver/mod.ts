@@ -18,7 +18,14 @@ export {
 } from "./approver.ts";
 export { compilePolicy, LISTS, type Policy, PolicyError, type Rule } from "./rules.ts";
 export { canonicalJson } from "./canonical_json.ts";
-export { type SimpleCommand, splitCommands, type SplitResult } from "./shell.ts";
+export {
+  type Assignment,
+  DYNAMIC,
+  type Redirect,
+  type SimpleCommand,
+  splitCommands,
+  type SplitResult,
+} from "./shell.ts";
 export {
   type AuditEvent,
   type AuditEventName,

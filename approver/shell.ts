@@ -18,6 +18,27 @@
 
 import { basename } from "node:path";
 
+/** A prefix assignment `NAME=value` of a simple command. */
+export interface Assignment {
+  /** The variable's name. */
+  readonly name: string;
+  /** Its value after quote removal; holds `DYNAMIC` where part of it is computed at run time. */
+  readonly value: string;
+}
+
+/** A redirection of a simple command (or of a compound command, see `SimpleCommand`). */
+export interface Redirect {
+  /** The operator as written: `>`, `>>`, `<`, `<>`, `>|`, `>&`, `<&`, `<<`, `<<-`. */
+  readonly op: string;
+  /** The file descriptor written before the operator (`2>x` → 2); absent when none was. */
+  readonly fd?: number;
+  /**
+   * The target after quote removal (a path, an fd number or `-` for `>&`/`<&`); for `<<` and
+   * `<<-` the here-document's body. Holds `DYNAMIC` where part of it is computed at run time.
+   */
+  readonly target: string;
+}
+
 /** One simple command of a command line. */
 export interface SimpleCommand {
   /** Unquoted words joined by spaces, assignment prefixes included. */
@@ -28,6 +49,35 @@ export interface SimpleCommand {
   readonly opaque: boolean;
   /** Why it is opaque. */
   readonly why?: string;
+  /**
+   * The words the shell passes to the program, `argv[0]` the program, after quote removal and
+   * escapes. A word computed at run time ($VAR, $(...), backticks) contains `DYNAMIC`; a
+   * word the parser cannot model exactly equals `DYNAMIC`. Empty for a statement that is only
+   * redirections, and for a compound command reported for its own redirections.
+   */
+  readonly argv: readonly string[];
+  /**
+   * Per `argv` index: true when the word holds unquoted `*`, `?` or `[`, so the shell may
+   * replace it with matching file names (argv then holds the pattern).
+   */
+  readonly globs: readonly boolean[];
+  /** Prefix assignments (`FOO=1 cmd`), in order. */
+  readonly assignments: readonly Assignment[];
+  /** Redirections, in order. */
+  readonly redirects: readonly Redirect[];
+  /**
+   * Set when this entry defines rather than runs: `"function"` for `name() body` (argv is
+   * `[name]`; the body's commands follow as entries of their own), `"alias"` for the `alias`
+   * builtin given `name=value` words. Always opaque.
+   */
+  readonly defines?: "function" | "alias";
+  /** The names defined (function name, or each alias name). */
+  readonly names?: readonly string[];
+  /**
+   * True when `argv[0]` names a function or alias defined anywhere in the same line: it
+   * does not run the program of that name. Always opaque.
+   */
+  readonly shadowed?: boolean;
 }
 
 /** The result of splitting a command line. */
@@ -97,12 +147,36 @@ const WRAPPERS = new Set([
   "fakeroot",
 ]);
 const OUTPUT_REDIRECTS = new Set([54, 55, 57, 60, 64, 65]); // > >> <> >| &> &>>
+const REDIRECT_OPS: Readonly<Record<number, string>> = {
+  54: ">",
+  55: ">>",
+  56: "<",
+  57: "<>",
+  58: "<&",
+  59: ">&",
+  60: ">|",
+  61: "<<",
+  62: "<<-",
+  63: "<<<",
+  64: "&>",
+  65: "&>>",
+};
 const DUP_OUTPUT = 59; // >&
 const HEREDOCS = new Set([61, 62]); // << <<-
 
 /** The literal value of a word, or undefined when part of it is an expansion. */
 function wordValue(syntax: Syntax, word: Node): string | undefined {
-  if (dollarQuoted(syntax, word)) return undefined;
+  const value = argValue(syntax, word);
+  return value.includes(DYNAMIC) ? undefined : value;
+}
+
+/**
+ * The value the shell passes for `word`: literal parts after quote removal, an expansion
+ * inside double quotes as `DYNAMIC`; the whole word is `DYNAMIC` when an unquoted expansion
+ * (which may split into several words or none) or `$'...'` is part of it.
+ */
+function argValue(syntax: Syntax, word: Node): string {
+  if (dollarQuoted(syntax, word)) return DYNAMIC;
   let out = "";
   for (const part of word.Parts) {
     const type = syntax.NodeType(part);
@@ -110,12 +184,19 @@ function wordValue(syntax: Syntax, word: Node): string | undefined {
     else if (type === "SglQuoted") out += part.Value;
     else if (type === "DblQuoted") {
       for (const inner of part.Parts) {
-        if (syntax.NodeType(inner) !== "Lit") return undefined;
-        out += unescapeDoubleQuoted(inner.Value);
+        out += syntax.NodeType(inner) === "Lit" ? unescapeDoubleQuoted(inner.Value) : DYNAMIC;
       }
-    } else return undefined;
+    } else return DYNAMIC;
   }
   return out;
+}
+
+/** An unescaped `*`, `?` or `[` in an unquoted literal. */
+const GLOB = /(^|[^\\])(\\\\)*[*?[]/;
+
+/** True when an unquoted part of `word` holds a pattern character. */
+function hasGlob(syntax: Syntax, word: Node): boolean {
+  return word.Parts.some((part: Node) => syntax.NodeType(part) === "Lit" && GLOB.test(part.Value));
 }
 
 /** A literal ending in an unescaped `$`: followed by a quote, it starts `$'...'` or `$"..."`. */
@@ -141,6 +222,31 @@ function unescapeDoubleQuoted(raw: string): string {
   return raw.replace(/\\\n/g, "").replace(/\\([$`"\\])/g, "$1");
 }
 
+/** The here-document body as the program reads it, or `DYNAMIC` where it is computed. */
+function heredocBody(syntax: Syntax, redirect: Node): string {
+  if (!redirect.Hdoc) return "";
+  const quoted = redirect.Word?.Parts.some((p: Node) => syntax.NodeType(p) !== "Lit") ||
+    redirect.Word?.Parts.some((p: Node) => /\\/.test(p.Value ?? ""));
+  if (quoted) {
+    return redirect.Hdoc.Parts.map((p: Node) => syntax.NodeType(p) === "Lit" ? p.Value : DYNAMIC)
+      .join("");
+  }
+  return redirect.Hdoc.Parts.map((p: Node) =>
+    syntax.NodeType(p) === "Lit" ? unescapeDoubleQuoted(p.Value) : DYNAMIC
+  ).join("");
+}
+
+function redirectOf(syntax: Syntax, redirect: Node): Redirect {
+  const op = REDIRECT_OPS[redirect.Op] ?? String(redirect.Op);
+  const target = HEREDOCS.has(redirect.Op)
+    ? heredocBody(syntax, redirect)
+    : redirect.Word
+    ? argValue(syntax, redirect.Word)
+    : "";
+  const fd = redirect.N ? Number(redirect.N.Value) : undefined;
+  return fd === undefined ? { op, target } : { op, fd, target };
+}
+
 function commandOf(
   syntax: Syntax,
   call: Node,
@@ -149,12 +255,21 @@ function commandOf(
 ): SimpleCommand[] {
   const reasons: string[] = [];
   const assigns: string[] = [];
+  const assignments: Assignment[] = [];
   for (const assign of call.Assigns) {
     const value = assign.Value ? wordValue(syntax, assign.Value) : "";
     assigns.push(`${assign.Name.Value}=${value ?? DYNAMIC}`);
+    assignments.push({
+      name: assign.Name.Value,
+      value: assign.Value ? argValue(syntax, assign.Value) : "",
+    });
   }
   const words = call.Args.map((w: Node) => wordValue(syntax, w));
   const shown = words.map((w: string | undefined) => w ?? DYNAMIC) as string[];
+  const argv: string[] = call.Args.map((w: Node) => argValue(syntax, w));
+  const globs: boolean[] = call.Args.map((w: Node) => hasGlob(syntax, w));
+  const redirs: Redirect[] = redirects.map((r) => redirectOf(syntax, r));
+  const facts = { argv, globs, assignments, redirects: redirs };
   if (call.Args.some((w: Node) => dollarQuoted(syntax, w))) {
     reasons.push(`$'...' and $"..." are read differently by sh and bash`);
   } else if (words.includes(undefined) || assigns.some((a) => a.includes(DYNAMIC))) {
@@ -203,9 +318,21 @@ function commandOf(
     }
     if (WRAPPERS.has(base)) wrapped = true;
   }
+  const aliases = argv[0] === "alias" ? argv.slice(1).filter((w) => w.includes("=")) : [];
+  if (aliases.length > 0) reasons.push("alias defines a command");
+  const defines = aliases.length > 0
+    ? { defines: "alias" as const, names: aliases.map((a) => a.slice(0, a.indexOf("="))) }
+    : {};
   const command: SimpleCommand = reasons.length === 0
-    ? { written, variants: [...variants], opaque: false }
-    : { written, variants: [...variants], opaque: true, why: reasons.join("; ") };
+    ? { written, variants: [...variants], opaque: false, ...facts }
+    : {
+      written,
+      variants: [...variants],
+      opaque: true,
+      why: reasons.join("; "),
+      ...facts,
+      ...defines,
+    };
   return [command, ...extra];
 }
 
@@ -232,7 +359,39 @@ function runsAnyway(syntax: Syntax, line: string, depth: number, error: string):
 /** Splits `line`; never throws. */
 export async function splitCommands(line: string): Promise<SplitResult> {
   const syntax = await loadSyntax();
-  return splitWith(syntax, line, 0);
+  return markShadowed(splitWith(syntax, line, 0));
+}
+
+/**
+ * Marks each command whose program is a function or alias the same line defines: the shell
+ * runs the definition, not the program of that name (`ls() { rm -rf x; }; ls`).
+ */
+function markShadowed(result: SplitResult): SplitResult {
+  const names = new Set(result.commands.flatMap((c) => c.defines ? c.names ?? [] : []));
+  if (names.size === 0) return result;
+  const commands = result.commands.map((c): SimpleCommand => {
+    const name = c.argv[0];
+    if (c.defines || name === undefined || !names.has(name)) return c;
+    const why = `${name} is a function or alias defined in this line`;
+    return { ...c, opaque: true, why: c.why ? `${c.why}; ${why}` : why, shadowed: true };
+  });
+  return result.error === undefined ? { commands } : { commands, error: result.error };
+}
+
+/** The entry for a function definition; its body's commands are walked separately. */
+function definition(name: string): SimpleCommand {
+  return {
+    written: `${name}()`,
+    variants: [`${name}()`],
+    opaque: true,
+    why: `defines a function ${name}`,
+    argv: [name],
+    globs: [false],
+    assignments: [],
+    redirects: [],
+    defines: "function",
+    names: [name],
+  };
 }
 
 const MAX_DEPTH = 8;
@@ -262,6 +421,8 @@ function splitWith(syntax: Syntax, line: string, depth: number, salvage = true):
       // redirections still count.
       const [own] = commandOf(syntax, { Assigns: [], Args: [] }, node.Redirs, parse);
       if (own?.opaque) commands.push(own);
+    } else if (type === "FuncDecl") {
+      commands.push(definition(node.Name.Value));
     } else if (type === "ProcSubst" || type === "CoprocClause") {
       unsupported = type;
     }
@@ -274,6 +435,10 @@ function splitWith(syntax: Syntax, line: string, depth: number, salvage = true):
       variants: [],
       opaque: true,
       why: `${unsupported} is not supported`,
+      argv: [],
+      globs: [],
+      assignments: [],
+      redirects: [],
     });
   }
   return { commands: result };

@@ -193,7 +193,8 @@ const ATTEMPTS: readonly Attempt[] = [
     name: "function shadowing git",
     command: "git() { rm -rf x; }; git status",
     by: "deny[0]",
-    twin: "ls() { git status; }; ls",
+    // No twin: defining a function is never allowed by `command` rules (spec, "What an allow
+    // grants"), so `ls() { git status; }; ls` is not allowed either.
   },
   { name: "function body in a subshell", command: "f() (rm -rf x); f", by: "deny[0]" },
   { name: "alias shadowing ls", command: "alias ls='rm -rf x'\nls", by: "default" },

@@ -9,16 +9,31 @@ import { assertEquals, assertMatch } from "../_helpers/assert.ts";
 
 const COMPUTED = "a word is computed when the shell runs ($VAR, $(...) or backticks)";
 
+/** The views the rules see (the effects data is checked by its own tests below). */
+type View = Pick<SimpleCommand, "written" | "variants" | "opaque" | "why">;
+interface Views {
+  readonly commands: readonly View[];
+  readonly error?: string;
+}
+
+function views(result: SplitResult): Views {
+  const commands = result.commands.map((c): View => {
+    const view: View = { written: c.written, variants: c.variants, opaque: c.opaque };
+    return c.why === undefined ? view : { ...view, why: c.why };
+  });
+  return result.error === undefined ? { commands } : { commands, error: result.error };
+}
+
 /** A see-through command whose only variant is what was written. */
-function plain(written: string): SimpleCommand {
+function plain(written: string): View {
   return { written, variants: [written], opaque: false };
 }
 
-function opaque(written: string, why: string, variants: string[] = [written]): SimpleCommand {
+function opaque(written: string, why: string, variants: string[] = [written]): View {
   return { written, variants, opaque: true, why };
 }
 
-const CASES: ReadonlyArray<[string, string, SplitResult]> = [
+const CASES: ReadonlyArray<[string, string, Views]> = [
   ["one command", "git status", { commands: [plain("git status")] }],
   [
     "pipes and lists, in source order",
@@ -49,6 +64,7 @@ const CASES: ReadonlyArray<[string, string, SplitResult]> = [
         plain("cat f"),
         plain("git status"),
         plain("git diff"),
+        opaque("f()", "defines a function f"),
         plain("git log"),
       ],
     },
@@ -228,13 +244,13 @@ const CASES: ReadonlyArray<[string, string, SplitResult]> = [
 Deno.test("splitCommands: views of representative lines", async (t) => {
   for (const [name, line, want] of CASES) {
     await t.step(`${name}: ${JSON.stringify(line)}`, async () => {
-      assertEquals(await splitCommands(line), want);
+      assertEquals(views(await splitCommands(line)), want);
     });
   }
 });
 
 Deno.test("splitCommands: lines that do not parse", async (t) => {
-  const cases: Array<[string, string, RegExp, SimpleCommand[]]> = [
+  const cases: Array<[string, string, RegExp, View[]]> = [
     ["unbalanced (", "ls && (", /^1:7: reached EOF without matching \( with \)$/, []],
     [
       "complete lines before the error still run, so they are reported",
@@ -254,7 +270,7 @@ Deno.test("splitCommands: lines that do not parse", async (t) => {
     await t.step(`${name}: ${JSON.stringify(line)}`, async () => {
       const result = await splitCommands(line);
       assertMatch(result.error ?? "", error);
-      assertEquals(result.commands, commands);
+      assertEquals(views(result).commands, commands);
     });
   }
 });
@@ -267,4 +283,200 @@ Deno.test("splitCommands: deep nesting stops, it does not recurse forever", asyn
   // Too deep to see through: opaque, so no allow rule passes it.
   assertEquals(result.commands[0]?.opaque, true);
   assertEquals(result.commands.every((c) => c.opaque || c.written === "rm x"), true);
+});
+
+/** The effects data of each command: argv, globs, assignments, redirects, definitions. */
+type Facts = Pick<
+  SimpleCommand,
+  "argv" | "globs" | "assignments" | "redirects" | "defines" | "names" | "shadowed" | "opaque"
+>;
+
+function facts(result: SplitResult): Facts[] {
+  return result.commands.map((c) => {
+    const f: Facts = {
+      argv: c.argv,
+      globs: c.globs,
+      assignments: c.assignments,
+      redirects: c.redirects,
+      opaque: c.opaque,
+    };
+    return {
+      ...f,
+      ...(c.defines ? { defines: c.defines } : {}),
+      ...(c.names ? { names: c.names } : {}),
+      ...(c.shadowed ? { shadowed: c.shadowed } : {}),
+    };
+  });
+}
+
+const FACTS: ReadonlyArray<[string, string, Facts[]]> = [
+  [
+    "argv after quote removal and escapes",
+    `git log '--format=%H' "-1" \\-p a\\ b`,
+    [{
+      argv: ["git", "log", "--format=%H", "-1", "-p", "a b"],
+      globs: [false, false, false, false, false, false],
+      assignments: [],
+      redirects: [],
+      opaque: false,
+    }],
+  ],
+  [
+    "an expansion inside double quotes is DYNAMIC within the word; unquoted, the whole word",
+    `git log "--output=$F" --x=$Y`,
+    [{
+      argv: ["git", "log", `--output=${DYNAMIC}`, DYNAMIC],
+      globs: [false, false, false, false],
+      assignments: [],
+      redirects: [],
+      opaque: true,
+    }],
+  ],
+  [
+    "assignments and their values",
+    `GIT_PAGER='sh -c x' A= B="$H" git log`,
+    [{
+      argv: ["git", "log"],
+      globs: [false, false],
+      assignments: [
+        { name: "GIT_PAGER", value: "sh -c x" },
+        { name: "A", value: "" },
+        { name: "B", value: DYNAMIC },
+      ],
+      redirects: [],
+      opaque: true,
+    }],
+  ],
+  [
+    "redirects with fd, op and target",
+    `ls 2>/dev/null >'out file' 3>&1 <in >>"$L"`,
+    [{
+      argv: ["ls"],
+      globs: [false],
+      assignments: [],
+      redirects: [
+        { op: ">", fd: 2, target: "/dev/null" },
+        { op: ">", target: "out file" },
+        { op: ">&", fd: 3, target: "1" },
+        { op: "<", target: "in" },
+        { op: ">>", target: DYNAMIC },
+      ],
+      opaque: true,
+    }],
+  ],
+  [
+    "a here-document's target is its body",
+    "cat <<EOF\nhi \\$x\nEOF\ncat <<'E'\n\\$y\nE",
+    [
+      {
+        argv: ["cat"],
+        globs: [false],
+        assignments: [],
+        redirects: [{ op: "<<", target: "hi $x\n" }],
+        opaque: false,
+      },
+      {
+        argv: ["cat"],
+        globs: [false],
+        assignments: [],
+        redirects: [{ op: "<<", target: "\\$y\n" }],
+        opaque: false,
+      },
+    ],
+  ],
+  [
+    "unquoted pattern characters are globs; quoted or escaped ones are not",
+    `ls *.ts '*' \\? src/[ab]`,
+    [{
+      argv: ["ls", "*.ts", "*", "?", "src/[ab]"],
+      globs: [false, true, false, false, true],
+      assignments: [],
+      redirects: [],
+      opaque: false,
+    }],
+  ],
+  [
+    "a function definition, and a call of it, are opaque; the body is its own command",
+    "ls() { ls | ls & }; ls",
+    [
+      {
+        argv: ["ls"],
+        globs: [false],
+        assignments: [],
+        redirects: [],
+        opaque: true,
+        defines: "function",
+        names: ["ls"],
+      },
+      {
+        argv: ["ls"],
+        globs: [false],
+        assignments: [],
+        redirects: [],
+        opaque: true,
+        shadowed: true,
+      },
+      {
+        argv: ["ls"],
+        globs: [false],
+        assignments: [],
+        redirects: [],
+        opaque: true,
+        shadowed: true,
+      },
+      {
+        argv: ["ls"],
+        globs: [false],
+        assignments: [],
+        redirects: [],
+        opaque: true,
+        shadowed: true,
+      },
+    ],
+  ],
+  [
+    "an alias definition names what it defines; later uses are shadowed",
+    "alias ls='rm -rf x' ll=ls\nls",
+    [
+      {
+        argv: ["alias", "ls=rm -rf x", "ll=ls"],
+        globs: [false, false, false],
+        assignments: [],
+        redirects: [],
+        opaque: true,
+        defines: "alias",
+        names: ["ls", "ll"],
+      },
+      {
+        argv: ["ls"],
+        globs: [false],
+        assignments: [],
+        redirects: [],
+        opaque: true,
+        shadowed: true,
+      },
+    ],
+  ],
+  [
+    "a redirect on a compound command is reported with an empty argv",
+    "{ ls; } >out",
+    [
+      {
+        argv: [],
+        globs: [],
+        assignments: [],
+        redirects: [{ op: ">", target: "out" }],
+        opaque: true,
+      },
+      { argv: ["ls"], globs: [false], assignments: [], redirects: [], opaque: false },
+    ],
+  ],
+];
+
+Deno.test("splitCommands: argv, assignments, redirects and definitions", async (t) => {
+  for (const [name, line, want] of FACTS) {
+    await t.step(`${name}: ${JSON.stringify(line)}`, async () => {
+      assertEquals(facts(await splitCommands(line)), want);
+    });
+  }
 });
