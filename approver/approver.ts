@@ -10,6 +10,7 @@ import { resolve } from "node:path";
 import type { RE2JS } from "re2js";
 import { canonicalJson } from "./canonical_json.ts";
 import { compilePolicy, type ListName, type Policy, type Rule } from "./rules.ts";
+import { pathScope } from "./path_scope.ts";
 import { commandTooLong, splitCommands, type SplitResult } from "./shell.ts";
 import type { ApprovalRequest, Approver, Decision, PolicyConfig } from "./types.ts";
 
@@ -180,6 +181,7 @@ export function createApprover(
   return {
     policy,
     approve: (request) => evaluate(policy, request, options),
+    scope: (request, decision) => pathScope(policy, request, decision),
   };
 }
 

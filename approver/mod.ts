@@ -18,6 +18,7 @@ export {
 } from "./approver.ts";
 export { compilePolicy, LISTS, type Policy, PolicyError, type Rule } from "./rules.ts";
 export { canonicalJson } from "./canonical_json.ts";
+export { type PathScope, pathScope } from "./path_scope.ts";
 export {
   type Assignment,
   DYNAMIC,
@@ -30,13 +31,19 @@ export {
   type AuditEvent,
   type AuditEventName,
   type AuditSink,
+  type AuditSnapshot,
   type ChainBreak,
+  type ChainHead,
   createAuditFile,
   GENESIS,
   head as chainHead,
+  headPathOf,
+  parseHead,
+  readAuditLog,
   redact,
   sha256,
   verifyChain,
+  verifyHead,
 } from "./audit.ts";
 export {
   createPromptOperator,
