@@ -41,3 +41,4 @@ export {
 export { createPromptOperator, describeCall, type PromptIo } from "./prompt.ts";
 export { type Finding, type PolicyReport, type TestOptions, testPolicy } from "./lint.ts";
 export { didYouMean } from "./suggest.ts";
+export { type Effect, effectsOf, type Invocation } from "./effects.ts";
