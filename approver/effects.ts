@@ -206,6 +206,8 @@ interface Found {
   readonly key: string;
   readonly spec?: OptionSpec;
   readonly value?: string;
+  /** The value is (part of) an unquoted pattern the shell expands. */
+  readonly glob?: boolean;
 }
 
 interface Parsed {
@@ -278,10 +280,15 @@ function parseOptions(
         continue;
       }
       const [key, spec] = match;
-      if (eq >= 0) found.push({ key, spec, value: word.slice(eq + 1) });
-      else if (spec.value === "required") {
+      if (eq >= 0) {
+        found.push({ key, spec, value: word.slice(eq + 1), glob: command.globs?.[i] === true });
+      } else if (spec.value === "required") {
         const next = argv[++i];
-        found.push(next === undefined ? { key, spec } : { key, spec, value: next });
+        found.push(
+          next === undefined
+            ? { key, spec }
+            : { key, spec, value: next, glob: command.globs?.[i] === true },
+        );
       } else found.push({ key, spec });
       continue;
     }
@@ -291,9 +298,10 @@ function parseOptions(
       const spec = options[key];
       if (spec?.value === "required" || spec?.value === "optional") {
         const rest = word.slice(j + 1);
-        if (rest !== "") found.push({ key, spec, value: rest });
+        if (rest !== "") found.push({ key, spec, value: rest, glob: command.globs?.[i] === true });
         else if (spec.value === "required" && argv[i + 1] !== undefined) {
-          found.push({ key, spec, value: argv[++i]! });
+          i++;
+          found.push({ key, spec, value: argv[i]!, glob: command.globs?.[i] === true });
         } else found.push({ key, spec });
         break;
       }
@@ -316,6 +324,7 @@ function optionEffects(
   effect: OptionEffect,
   value: string | undefined,
   via: string,
+  glob = false,
 ): Effect[] {
   if (typeof effect === "object" && "unknown" in effect) {
     return [{ kind: "unknown", what: effect.unknown }];
@@ -332,9 +341,11 @@ function optionEffects(
   }
   switch (effect) {
     case "write":
-      return [write(value, false, via, command)];
     case "writeTree":
-      return [write(value, true, via, command)];
+      if (glob) {
+        return [{ kind: "unknown", what: `${via} writes ${value}, a pattern the shell expands` }];
+      }
+      return [write(value, effect === "writeTree", via, command)];
     case "script":
       if (value.includes(DYNAMIC)) {
         return [{ kind: "unknown", what: `${via} runs a command computed at run time` }];
@@ -385,8 +396,42 @@ function specEffects(
     case "git":
       if (name === "git") return gitEffects(command);
   }
+  if (spec.subcommands !== undefined) return subcommandEffects(command, name, spec, from);
   const parsed = parseOptions(command, from, spec.options ?? {}, spec.optionsFirst ?? false);
   return genericEffects(command, name, spec, parsed);
+}
+
+/** `npm [options] SUBCOMMAND ...`: global options, then the subcommand's own entry. */
+function subcommandEffects(
+  command: Invocation,
+  name: string,
+  spec: ProgramSpec,
+  from: number,
+): Effect[] {
+  const global = parseOptions(command, from, spec.options ?? {}, true);
+  const { subcommands: _subcommands, ...own } = spec;
+  const out = genericEffects(command, name, { ...own, operands: "read" }, {
+    ...global,
+    operands: [],
+  });
+  const first = global.operands[0];
+  if (first === undefined) return out;
+  if (first.text.includes(DYNAMIC)) {
+    out.push({ kind: "unknown", what: `${name} with a subcommand computed at run time` });
+    return out;
+  }
+  const sub = spec.subcommands![first.text];
+  if (sub === undefined) {
+    if (!spec.otherSubcommandsPlain) {
+      out.push({
+        kind: "unknown",
+        what: `${name} ${first.text} is not a subcommand the checker knows`,
+      });
+    }
+    return out;
+  }
+  out.push(...specEffects(command, `${name} ${first.text}`, sub, first.index + 1));
+  return out;
 }
 
 /** Options, operands and `always` of a program with a declarative entry. */
@@ -417,7 +462,15 @@ function genericEffects(
       continue;
     }
     if (option.spec.effect === "writeOperands") writeOperands = true;
-    out.push(...optionEffects(command, option.spec.effect, option.value, `${name} ${option.key}`));
+    out.push(
+      ...optionEffects(
+        command,
+        option.spec.effect,
+        option.value,
+        `${name} ${option.key}`,
+        option.glob,
+      ),
+    );
   }
   const inDir: Invocation = cwd === undefined ? command : { ...command, cwd };
   if (spec.always !== undefined) out.push(...optionEffects(inDir, spec.always, undefined, name));
@@ -480,7 +533,7 @@ function wrapperEffects(command: Invocation, name: string, spec: ProgramSpec): E
       continue;
     }
     if (effect === "script") hasScript = true;
-    out.push(...optionEffects(command, effect, option.value, `${name} ${option.key}`));
+    out.push(...optionEffects(command, effect, option.value, `${name} ${option.key}`, option.glob));
   }
   if (parsed.dynamicOption) {
     out.push({ kind: "unknown", what: `${name} runs a command computed at run time` });
@@ -608,7 +661,9 @@ function interpreterEffects(command: Invocation, name: string): Effect[] {
     ) {
       inPlace = true;
     }
-    if (["-m", "-W", "-X", "-Q", "--import", "-I"].includes(word)) i++;
+    // `python -m MODULE` runs a module by name: its plain effect, like a script.
+    if (word === "-m" && name.startsWith("py")) return out;
+    if (["-W", "-X", "-Q", "--import", "-I"].includes(word)) i++;
   }
   if (name === "deno") {
     const sub = argv[i];
@@ -645,7 +700,15 @@ function packageRunnerEffects(command: Invocation, name: string, from: number): 
   const via = from === 1 ? name : `${name} ${command.argv[from - 1]}`;
   for (const option of parsed.found) {
     if (option.spec?.effect !== undefined) {
-      out.push(...optionEffects(command, option.spec.effect, option.value, `${via} ${option.key}`));
+      out.push(
+        ...optionEffects(
+          command,
+          option.spec.effect,
+          option.value,
+          `${via} ${option.key}`,
+          option.glob,
+        ),
+      );
     }
   }
   if (parsed.dynamicOption) {
@@ -721,7 +784,15 @@ function gitEffects(command: Invocation): Effect[] {
   const out: Effect[] = [];
   for (const option of global.found) {
     if (option.spec?.effect !== undefined) {
-      out.push(...optionEffects(command, option.spec.effect, option.value, `git ${option.key}`));
+      out.push(
+        ...optionEffects(
+          command,
+          option.spec.effect,
+          option.value,
+          `git ${option.key}`,
+          option.glob,
+        ),
+      );
     }
   }
   const first = global.operands[0];
@@ -747,7 +818,15 @@ function gitEffects(command: Invocation): Effect[] {
   }
   for (const option of parsed.found) {
     if (option.spec?.effect !== undefined) {
-      out.push(...optionEffects(command, option.spec.effect, option.value, `${via} ${option.key}`));
+      out.push(
+        ...optionEffects(
+          command,
+          option.spec.effect,
+          option.value,
+          `${via} ${option.key}`,
+          option.glob,
+        ),
+      );
     }
   }
   if (spec.always !== undefined) out.push(...optionEffects(command, spec.always, undefined, via));
@@ -1585,7 +1664,7 @@ function tarEffects(command: Invocation, name: string): Effect[] {
       continue;
     }
     if (effect !== undefined) {
-      out.push(...optionEffects(view, effect, option.value, `${name} ${option.key}`));
+      out.push(...optionEffects(view, effect, option.value, `${name} ${option.key}`, option.glob));
     }
   }
   if (archive !== undefined && /^[^/]*:/.test(archive) && !has("--force-local")) {
@@ -1686,7 +1765,13 @@ function makeEffects(command: Invocation, name: string): Effect[] {
   for (const option of parsed.found) {
     if (option.spec?.effect !== undefined) {
       out.push(
-        ...optionEffects(command, option.spec.effect, option.value, `${name} ${option.key}`),
+        ...optionEffects(
+          command,
+          option.spec.effect,
+          option.value,
+          `${name} ${option.key}`,
+          option.glob,
+        ),
       );
     }
   }
