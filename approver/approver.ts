@@ -9,7 +9,7 @@
 import { resolve } from "node:path";
 import { canonicalJson } from "./canonical_json.ts";
 import { compilePolicy, type ListName, type Policy, type Rule } from "./rules.ts";
-import { DYNAMIC, splitCommands, type SplitResult } from "./shell.ts";
+import { commandTooLong, DYNAMIC, splitCommands, type SplitResult } from "./shell.ts";
 import { expand, type Expansion, type Item, type ResolvedWrite } from "./expand.ts";
 import type { ApprovalRequest, Approver, Decision, PolicyConfig } from "./types.ts";
 
@@ -252,6 +252,9 @@ async function decide(
   if (policy.mode === "deny_all") return denial(policy.reason ?? "denied by policy", "mode");
   const facts = gather(request, options);
   const fallback = policy.reason ?? "denied by pattern policy";
+  // Checks are bounded: a line too long to check is denied, whatever the rules say.
+  const tooLong = facts.commandLine === undefined ? undefined : commandTooLong(facts.commandLine);
+  if (tooLong !== undefined) return denial(tooLong, "limit");
   for (const rule of policy.lists.deny) {
     if (await denyMatches(rule, facts)) return denial(rule.reason ?? fallback, rule.label);
   }

@@ -38,7 +38,14 @@ export {
   sha256,
   verifyChain,
 } from "./audit.ts";
-export { createPromptOperator, describeCall, type PromptIo } from "./prompt.ts";
+export {
+  createPromptOperator,
+  describeCall,
+  grantsFor,
+  type PromptIo,
+  type PromptOperator,
+  type SessionGrant,
+} from "./prompt.ts";
 export { type Finding, type PolicyReport, type TestOptions, testPolicy } from "./lint.ts";
 export { didYouMean } from "./suggest.ts";
 export { type Effect, effectsOf, type Invocation } from "./effects.ts";

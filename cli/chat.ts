@@ -199,9 +199,11 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
         const rules = (["deny", "ask", "allow"] as const).flatMap((list) =>
           p.lists[list].map((rule) => `  ${rule.label}  ${JSON.stringify(rule.source)}`)
         );
+        const grants = operator.grants().map((g) => `  ${g.tool}  ${g.what}\n`);
         out(
           `mode ${p.mode}${p.mode === "pattern" ? `, default ${p.default}` : ""}\n` +
-            (rules.length > 0 ? rules.join("\n") + "\n" : ""),
+            (rules.length > 0 ? rules.join("\n") + "\n" : "") +
+            `session grants:${grants.length === 0 ? " none" : ""}\n${grants.join("")}`,
         );
         return true;
       }

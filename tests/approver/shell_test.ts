@@ -5,7 +5,7 @@
 
 import { type SimpleCommand, splitCommands, type SplitResult } from "../../approver/mod.ts";
 import { DYNAMIC } from "../../approver/shell.ts";
-import { assertEquals, assertMatch } from "../_helpers/assert.ts";
+import { assert, assertEquals, assertMatch } from "../_helpers/assert.ts";
 
 const COMPUTED = "a word is computed when the shell runs ($VAR, $(...) or backticks)";
 
@@ -219,7 +219,11 @@ const CASES: ReadonlyArray<[string, string, Views]> = [
     "$'...' is opaque: sh and bash disagree on where it ends",
     "ls $'\\'' ; rm -rf x # '",
     {
-      commands: [opaque(`ls ${DYNAMIC}`, `$'...' and $"..." are read differently by sh and bash`)],
+      commands: [
+        opaque(`ls ${DYNAMIC}`, `$'...' and $"..." are read differently by sh and bash`),
+        // What bash, /bin/sh on many systems, runs: listed for deny rules.
+        opaque("rm -rf x", "bash reads this line differently"),
+      ],
     },
   ],
   [
@@ -251,20 +255,20 @@ Deno.test("splitCommands: views of representative lines", async (t) => {
 
 Deno.test("splitCommands: lines that do not parse", async (t) => {
   const cases: Array<[string, string, RegExp, View[]]> = [
-    ["unbalanced (", "ls && (", /^1:7: reached EOF without matching \( with \)$/, []],
+    ["unbalanced (", "ls && (", /^1:8: end of input unexpected$/, []],
     [
       "complete lines before the error still run, so they are reported",
       "ls\nrm -rf x\n)",
-      /^3:1: \) can only be used to close a subshell$/,
+      /^3:1: "\)" unexpected$/,
       [plain("ls"), plain("rm -rf x")],
     ],
     [
       "an unclosed here-document is read to the end of input, as sh does",
       "cat <<EOF\n$(rm -rf x)",
-      /^1:5: unclosed here-document 'EOF'$/,
+      /^2:12: unclosed here-document 'EOF'$/,
       [opaque("cat", "a here-document contains substitutions"), plain("rm -rf x")],
     ],
-    ["bash-only process substitution", "cat <(ls)", /^1:5: < must be followed by a word$/, []],
+    ["bash-only process substitution", "cat <(ls)", /^1:6: "\(" unexpected$/, []],
   ];
   for (const [name, line, error, commands] of cases) {
     await t.step(`${name}: ${JSON.stringify(line)}`, async () => {
@@ -478,5 +482,250 @@ Deno.test("splitCommands: argv, assignments, redirects and definitions", async (
     await t.step(`${name}: ${JSON.stringify(line)}`, async () => {
       assertEquals(facts(await splitCommands(line)), want);
     });
+  }
+});
+
+/** What each line runs, as argv lists (opaque ones marked), checked against dash below. */
+const DASH: ReadonlyArray<
+  [string, string, Array<readonly string[] | { opaque: readonly string[] }>]
+> = [
+  [
+    "backslash-newline inside double quotes joins $ and (: a command substitution",
+    'echo "$\\\n(touch PWNED)"',
+    [{ opaque: ["echo", DYNAMIC] }, ["touch", "PWNED"]],
+  ],
+  [
+    "backslash-newline joins words and operators",
+    "gi\\\nt sta\\\ntus &\\\n& l\\\ns",
+    [["git", "status"], ["ls"]],
+  ],
+  [
+    "backslash-newline is kept inside single quotes",
+    "ls '$\\\n(x)'",
+    [["ls", "$\\\n(x)"]],
+  ],
+  [
+    "an escaped backslash before a newline does not continue the line",
+    "ls a\\\\\ngit status",
+    [["ls", "a\\"], ["git", "status"]],
+  ],
+  [
+    "a comment does not continue over backslash-newline",
+    "ls # x \\\ngit status",
+    [["ls"], ["git", "status"]],
+  ],
+  ["escaped option dashes are plain dashes", "find . \\-delete", [["find", ".", "-delete"]]],
+  [
+    "an unquoted here-document joins continued lines before looking for the delimiter",
+    "cat <<E\na\\\nE\nE\nls x",
+    [["cat"], ["ls", "x"]],
+  ],
+  [
+    "a quoted here-document keeps backslash-newline; its first delimiter line ends it",
+    "cat <<'E'\na\\\nE\nls x",
+    [["cat"], ["ls", "x"]],
+  ],
+  [
+    "<<- strips tabs, also before the delimiter",
+    "cat <<-E\n\tfoo\n\tE\ngit status",
+    [["cat"], ["git", "status"]],
+  ],
+  [
+    "a here-document's substitutions run",
+    "cat <<E\n$(touch a) `touch b`\nE",
+    [{ opaque: ["cat"] }, ["touch", "a"], ["touch", "b"]],
+  ],
+  [
+    "${...} words are read for substitutions",
+    'ls ${x:-$(git status)} "${y-"}"}"',
+    [{ opaque: ["ls", DYNAMIC, DYNAMIC] }, ["git", "status"]],
+  ],
+  [
+    "arithmetic is read for substitutions",
+    "ls $((a[$(git log)]))",
+    [{ opaque: ["ls", DYNAMIC] }, ["git", "log"]],
+  ],
+  [
+    "$[ ] is arithmetic to bash: opaque",
+    "ls $[1+$(git log)]",
+    [{ opaque: ["ls", DYNAMIC] }, ["git", "log"]],
+  ],
+  ["${x@P} is opaque", "ls ${x@P}", [{ opaque: ["ls", DYNAMIC] }]],
+  ["${!ref} is opaque", "ls ${!ref}", [{ opaque: ["ls", DYNAMIC] }]],
+  ["${IFS} makes the word computed", "cat${IFS}/etc/passwd", [{ opaque: [DYNAMIC] }]],
+  [
+    "a carriage return is part of the word; control characters are opaque",
+    "ls\r\ngit status",
+    [{ opaque: ["ls\r"] }, ["git", "status"]],
+  ],
+  [
+    "backquotes are unescaped and parsed again",
+    'echo "`ls \\"q\\"`"',
+    [{ opaque: ["echo", DYNAMIC] }, ["ls", "q"]],
+  ],
+  [
+    "case patterns' ) does not close $(",
+    "echo $(case a in a) ls x;; esac)",
+    [{ opaque: ["echo", DYNAMIC] }, ["ls", "x"]],
+  ],
+  [
+    "a comment inside $( runs to the newline",
+    "echo $(ls # )\n)",
+    [{ opaque: ["echo", DYNAMIC] }, ["ls"]],
+  ],
+  [
+    "&> is a background & and a redirect to dash",
+    "ls &>/dev/null",
+    // The empty statement `>/dev/null` is listed too: no allow rule matches it.
+    [["ls"], []],
+  ],
+  [
+    "a function body's commands are listed after the definition",
+    "f() { ls in; }; f",
+    [{ opaque: ["f"] }, ["ls", "in"], { opaque: ["f"] }],
+  ],
+  [
+    "a function shadowing its own name",
+    "ls() { ls | ls & }; ls",
+    [{ opaque: ["ls"] }, { opaque: ["ls"] }, { opaque: ["ls"] }, { opaque: ["ls"] }],
+  ],
+  [
+    "a for loop over an environment variable's name is opaque",
+    "for PATH in /tmp; do ls; done",
+    [{ opaque: [] }, ["ls"]],
+  ],
+];
+
+function argvs(result: SplitResult): Array<readonly string[] | { opaque: readonly string[] }> {
+  return result.commands.map((c) => c.opaque ? { opaque: c.argv } : c.argv);
+}
+
+Deno.test("splitCommands: lines read the way dash reads them", async (t) => {
+  for (const [name, line, want] of DASH) {
+    await t.step(`${name}: ${JSON.stringify(line)}`, async () => {
+      const result = await splitCommands(line);
+      assertEquals(result.error, undefined);
+      assertEquals(argvs(result), want);
+    });
+  }
+});
+
+Deno.test("splitCommands: NUL and over-long lines fail closed", async () => {
+  const nul = await splitCommands("ls\u0000; r\u0000m -rf x");
+  assertEquals(nul.error, "the command holds a NUL byte");
+  assertEquals(nul.commands.map((c) => c.written), ["ls", "rm -rf x"]);
+  const long = await splitCommands("ls " + "é".repeat(40_000));
+  assertEquals(long, {
+    commands: [],
+    error: "command too long to check (80003 bytes; the limit is 65536)",
+  });
+  // Just under the limit is parsed.
+  const under = await splitCommands("ls " + "a".repeat(65533));
+  assertEquals(under.error, undefined);
+  assertEquals(under.commands.length, 1);
+});
+
+/** Programs the differential test stubs out: each records its argv and does nothing. */
+const STUBS = ["ls", "cat", "git", "grep", "find", "touch", "rm", "sed", "f"];
+
+/** More lines for the differential test (no `&`: a background stub could outlive dash). */
+const DIFFERENTIAL: readonly string[] = [
+  "ls -la src",
+  'ls "a b" c\\ d \'e\'"f"g',
+  "git log -1 --format='%H' -- \\-p",
+  "ls $(git rev-parse HEAD) `cat x`",
+  "x=1 ls; X='a b' git status",
+  "ls && git diff || cat f",
+  "(ls; (git log)) | cat",
+  "{ ls; git status; } >/dev/null",
+  "if ls; then git status; else cat x; fi",
+  "for i in a b; do ls $i; done",
+  "case x in x) ls case;; *) cat no;; esac",
+  "while false; do ls; done; ls after",
+  "ls 2>/dev/null -la",
+  "ls ${x-\\}}",
+  "ls $'a' b",
+  "ls \"a\\\nb\" 'c\\\nd'",
+  "cat <<E; ls after\nbody $(touch inner)\nE",
+  "cat <<'E'\n$(touch notrun)\nE\nls after",
+  "ls *.none [ab].none",
+  "ls \\\n# not a comment\ngit status",
+  "echo $(( $(git log | cat) + 1 ))",
+  "ls; ; git status",
+  "ls\ngit status\n)",
+  'echo "$(ls "in ner")"',
+  "git -c core.pager=cat log",
+  "! ls x | grep -v y",
+  "ls ${#x} ${x%%a} ${x##b}",
+  "f() ls fn; f",
+];
+
+function parseLog(text: string): string[][] {
+  return text.split("\u001e").filter((r) => r !== "").map((r) => r.split("\u001f").slice(0, -1));
+}
+
+Deno.test("splitCommands agrees with dash: every program dash runs is listed, with the argv the parser is sure of", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "rousseau-dash-" });
+  try {
+    const bin = `${dir}/bin`;
+    await Deno.mkdir(bin);
+    for (const name of STUBS) {
+      await Deno.writeTextFile(
+        `${bin}/${name}`,
+        `#!/bin/sh\n{ printf '%s\\037' "\${0##*/}" "$@"; printf '\\036'; } >>"$STUB_LOG"\n`,
+        { mode: 0o755 },
+      );
+    }
+    // Lines with a background `&` are left out: one is a fork bomb, and a background stub
+    // could outlive the shell.
+    const lines = [...DASH.map(([, line]) => line), ...DIFFERENTIAL].filter((line) =>
+      !/(^|[^&])&([^&]|$)/.test(line)
+    );
+    let ran = 0;
+    for (const [i, line] of lines.entries()) {
+      const log = `${dir}/log${i}`;
+      await Deno.writeTextFile(log, "");
+      const work = `${dir}/work${i}`;
+      await Deno.mkdir(work);
+      await new Deno.Command("/bin/sh", {
+        args: ["-c", line],
+        cwd: work,
+        clearEnv: true,
+        env: { PATH: bin, STUB_LOG: log },
+        stdin: "null",
+        stdout: "null",
+        stderr: "null",
+        // A guard against a line that never ends, not a timing assertion.
+        signal: AbortSignal.timeout(20_000),
+      }).output();
+      const runs = parseLog(await Deno.readTextFile(log));
+      ran += runs.length;
+      const { commands } = await splitCommands(line);
+      for (const argv of runs) {
+        // A computed program name may be any program.
+        const candidates = commands.filter((c) =>
+          c.argv[0] === argv[0] || c.argv[0]?.includes(DYNAMIC) || c.globs[0]
+        );
+        assert(
+          candidates.length > 0,
+          `${JSON.stringify(line)}: dash ran ${JSON.stringify(argv)}, the parser did not list it`,
+        );
+        const sure = candidates.filter((c) =>
+          !c.opaque && !c.argv.some((a) => a.includes(DYNAMIC)) && !c.globs.some(Boolean)
+        );
+        if (sure.length === candidates.length) {
+          assert(
+            sure.some((c) => JSON.stringify(c.argv) === JSON.stringify(argv)),
+            `${JSON.stringify(line)}: dash ran ${JSON.stringify(argv)}, the parser is sure of ${
+              JSON.stringify(sure.map((c) => c.argv))
+            }`,
+          );
+        }
+      }
+    }
+    // The stubs did run: the comparison is not vacuous.
+    assert(ran > 60, `only ${ran} stub runs`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
