@@ -44,6 +44,8 @@ const SOURCES = {
   // Claude Code sed write bypass (GHSA-mhg7-666j-cqg4): https://github.com/anthropics/claude-code/security/advisories/GHSA-mhg7-666j-cqg4
   GHSA_MHG7: "https://github.com/anthropics/claude-code/security/advisories/GHSA-mhg7-666j-cqg4",
   // qwen-code: allow rules bypassed by substitutions in leading assignments: https://github.com/QwenLM/qwen-code/issues/10192
+  // qwen-code: a command substitution hidden by a line continuation, or by ${var@P}: https://github.com/QwenLM/qwen-code/issues/8582
+  QWEN8582: "https://github.com/QwenLM/qwen-code/issues/8582",
   QWEN10192: "https://github.com/QwenLM/qwen-code/issues/10192",
   // qwen-code: a backslash inside single quotes hides a second command: https://github.com/QwenLM/qwen-code/issues/11764
   QWEN11764: "https://github.com/QwenLM/qwen-code/issues/11764",
@@ -322,6 +324,9 @@ const CASES: readonly Case[] = [
   { p: "RO", src: "CC4956", want: "deny", cmd: 'echo "test" | sh' },
   // google-gemini/gemini-cli packages/core/src/utils/shell-utils.test.ts
   { p: "RO", src: "GEMINI", want: "deny", cmd: "echo ${foo@P}" },
+  // https://github.com/QwenLM/qwen-code/issues/8582 (also issue 16's reproduction)
+  { p: "RO", src: "QWEN8582", want: "deny", cmd: 'echo "$\\\n(touch PWNED)"' },
+  { p: "RO", src: "QWEN8582", want: "allow", cmd: 'echo "a\\\nb"' },
   { p: "RO", src: "GEMINI", want: "deny", cmd: 'echo "${var1=aa\\140 env| ls -l\\140}${var1@P}"' },
   { p: "RO", src: "GEMINI", want: "deny", cmd: "echo $(badCommand --danger)" },
   { p: "RO", src: "GEMINI", want: "deny", cmd: "echo `badCommand --danger`" },
