@@ -155,6 +155,7 @@ const GIT_DIFF_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   "-U": value,
   "-L": value,
   "--relative": optional,
+  "--show-signature": { effect: { runs: [["gpg", "--verify"]] } },
 };
 
 /** Subcommands that change the repository state under `.git/` only. */
