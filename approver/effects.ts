@@ -145,10 +145,15 @@ interface Word {
 }
 
 function wordsOf(command: Invocation, from: number): Word[] {
-  return command.argv.slice(from).map((text, i) => ({
-    text,
-    glob: command.globs?.[from + i] === true || /[{]/.test(text) && /[,.]/.test(text),
-  }));
+  return command.argv.slice(from).map((_, i) => wordAt(command, from + i)!);
+}
+
+/** Word `i` of `command` (undefined past the end). */
+function wordAt(command: Invocation, i: number): Word | undefined {
+  const text = command.argv[i];
+  if (text === undefined) return undefined;
+  // `{a,b}` and `{1..3}` are brace expansions in bash (`sh` on some systems).
+  return { text, glob: command.globs?.[i] === true || /[{]/.test(text) && /[,.]/.test(text) };
 }
 
 /** The program's name as the table knows it: `/usr/bin/git` → `git`. */
@@ -251,7 +256,7 @@ function parseOptions(
   for (let i = from; i < argv.length; i++) {
     const word = argv[i]!;
     const operand = () => {
-      operands.push({ text: word, glob: wordsOf(command, i)[0]!.glob, index: i });
+      operands.push({ text: word, glob: wordAt(command, i)!.glob, index: i });
       if (optionsFirst) ended = true;
     };
     if (ended) {
@@ -992,7 +997,7 @@ function findEffects(command: Invocation): Effect[] {
   for (; i < argv.length; i++) {
     const word = argv[i]!;
     if (word.startsWith("-") || word === "(" || word === "!" || word.startsWith(DYNAMIC)) break;
-    starts.push(wordsOf(command, i)[0]!);
+    starts.push(wordAt(command, i)!);
   }
   if (starts.length === 0) starts.push({ text: ".", glob: false });
   for (; i < argv.length; i++) {
@@ -1033,7 +1038,7 @@ function findEffects(command: Invocation): Effect[] {
     }
     const written = FIND_WRITE_PRIMARIES[word];
     if (written !== undefined) {
-      const target = wordsOf(command, i + 1)[0];
+      const target = wordAt(command, i + 1);
       out.push(
         target === undefined
           ? { kind: "unknown", what: `find ${word} without a file` }
@@ -1065,7 +1070,7 @@ function sedEffects(command: Invocation, name: string): Effect[] {
       }];
     }
     if (ended || !word.startsWith("-") || word === "-") {
-      operands.push(wordsOf(command, i)[0]!);
+      operands.push(wordAt(command, i)!);
       continue;
     }
     if (word === "--") {

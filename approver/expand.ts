@@ -127,6 +127,11 @@ export async function expand(
 
   async function handle(item: Item, command: Invocation, depth: number) {
     for (const effect of effectsOf(command)) {
+      if (items.length >= MAX_ITEMS && (effect.kind === "run" || effect.kind === "script")) {
+        // Past the bound nothing more is parsed: the line is refused as too big to check.
+        add(item);
+        return;
+      }
       switch (effect.kind) {
         case "write":
           await addWrite(item, effect);
