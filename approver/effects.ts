@@ -122,6 +122,9 @@ function write(path: string, tree: boolean, via: string, command?: Invocation): 
   }
   const base = command?.cwd;
   const full = base === undefined || path.startsWith("/") ? path : `${base}/${path}`;
+  if (full.includes(DYNAMIC)) {
+    return { kind: "unknown", what: `${via} writes ${path} in a directory chosen at run time` };
+  }
   return { kind: "write", path: full, tree, via };
 }
 
@@ -1025,9 +1028,11 @@ function findEffects(command: Invocation): Effect[] {
         out.push({ kind: "unknown", what: `find ${word} without a command` });
         continue;
       }
+      // -execdir and -okdir run the command in each found file's directory.
+      const inDir = word.endsWith("dir") ? { cwd: DYNAMIC } : {};
       out.push({
         kind: "run",
-        command: { argv: words, globs, runtimePaths: ["{}"] },
+        command: { argv: words, globs, runtimePaths: ["{}"], ...inDir },
         via: `find ${word}`,
       });
       continue;

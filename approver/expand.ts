@@ -228,5 +228,31 @@ export async function expand(
   }
 
   for (const command of commands) await top(command, 0);
-  return { items, writes, blockers };
+  return { items, writes: separateLinks(writes, blockers), blockers };
+}
+
+/** Programs whose writes can create or move symbolic links. */
+const LINKERS = /^(ln|link|mv|cp|install|tar|gtar|bsdtar|git [a-z-]+|rsync|unzip|cpio)( |$)/;
+
+/**
+ * Paths are resolved before the line runs. A line that can create a link and also writes
+ * elsewhere could write through the link it just made (`ln -s ../.git/config out/l && sort
+ * -o out/l f`), so its other writes cannot be judged from the text.
+ */
+function separateLinks(writes: ResolvedWrite[], blockers: Blocker[]): ResolvedWrite[] {
+  const linker = writes.find((w) => LINKERS.test(w.via));
+  if (linker === undefined) return writes;
+  const kept: ResolvedWrite[] = [];
+  for (const write of writes) {
+    if (write.item === linker.item) kept.push(write);
+    else {
+      blockers.push({
+        item: write.item,
+        kind: "unknown",
+        text: `${write.via} writes ${write.path} in a line where ${linker.via} can create links, ` +
+          "so where it writes cannot be judged from the text",
+      });
+    }
+  }
+  return kept;
 }

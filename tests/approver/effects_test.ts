@@ -209,6 +209,43 @@ Deno.test("effects: the deny reason names the effect that decided", async (t) =>
   }
 });
 
+Deno.test("effects: writes whose place is decided at run time cannot be judged", async (t) => {
+  const approver = createApprover({
+    mode: "pattern",
+    allow: [
+      { tool: "bash", command: "^(find|sort|grep|ln|cd)( |$)" },
+      { tool: "write", path: "^/ws/out/" },
+    ],
+  }, { workspace: { roots: ["/ws"] } });
+  const rows: Array<[string, string, string | undefined]> = [
+    ["find . -exec sort -o out/x {} \\;", "allow", undefined],
+    [
+      "find out -execdir sort -o out/x {} \\;",
+      "deny",
+      "sort -o writes out/x in a directory chosen at run time, which cannot be judged from the text",
+    ],
+    ["find . -execdir grep x {} +", "allow", undefined],
+    ["ln -s a out/b", "allow", undefined],
+    [
+      "ln -s ../.git/config out/l && sort -o out/l f",
+      "deny",
+      "sort -o writes /ws/out/l in a line where ln can create links, so where it writes " +
+      "cannot be judged from the text",
+    ],
+    [
+      "cd out && sort -o x f",
+      "deny",
+      "sort -o writes x after a cd, so where it writes cannot be judged from the text",
+    ],
+  ];
+  for (const [line, decision, reason] of rows) {
+    await t.step(line, async () => {
+      const got = await approver.approve({ tool: "bash", input: { command: line } });
+      assertEquals({ decision: got.decision, reason: got.reason }, { decision, reason });
+    });
+  }
+});
+
 Deno.test("effects: a write the policy asks about makes the line ask", async () => {
   const approver = createApprover({
     mode: "pattern",
