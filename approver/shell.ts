@@ -129,7 +129,7 @@ export const MAX_COMMAND_BYTES = 65536;
  * The denial reason for a line over `MAX_COMMAND_BYTES`, or undefined when it is short enough.
  */
 export function commandTooLong(line: string): string | undefined {
-  // A UTF-8 byte is at most one UTF-16 unit... and at most three bytes per unit.
+  // Each UTF-16 unit is at most three UTF-8 bytes: short lines need no counting.
   if (line.length * 3 <= MAX_COMMAND_BYTES) return undefined;
   const bytes = new TextEncoder().encode(line).length;
   return bytes > MAX_COMMAND_BYTES
