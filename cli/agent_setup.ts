@@ -246,7 +246,11 @@ export async function openAgent(
     const gate: GateOptions = {
       registry: tools.registry,
       host: tools.host,
-      approver: createApprover(policy, { resolvePath: resolveReal }),
+      approver: createApprover(policy, {
+        resolvePath: resolveReal,
+        workspace: context.workspace,
+        protectedPaths: config.protectedPaths,
+      }),
       audit: auditTo(join(config.stateDir, "audit.jsonl"), secrets, log),
       source: "model",
       sessionId,

@@ -92,7 +92,7 @@ export const KEY_DOCS: Readonly<Record<string, KeyDoc>> = {
   },
   "agent.approver.deny": {
     text: "Rules that deny (checked first; deny always wins). Fields: `tool`, `match`, " +
-      "`command`, `path`, `reason`, `examples`, `not_examples` (docs/approval-policies.md).",
+      "`command`, `path`, `reason`, `effects`, `examples`, `not_examples` (docs/approval-policies.md).",
   },
   "agent.approver.ask": {
     text: "Rules that ask the operator (`chat`, `tool` on a terminal); elsewhere they deny.",

@@ -140,13 +140,13 @@ Deno.test("prompt: session grants", async (t) => {
     ],
     [
       "bash: options before the subcommand grant only that command",
-      { tool: "bash", input: { command: "git -C sub status" } },
-      "[a] allow git -C sub status for this session",
-      [["bash", "git -C sub status"]],
-      [{ tool: "bash", input: { command: "git -C sub status" } }],
-      [{ tool: "bash", input: { command: "git -C sub status --porcelain" } }, {
+      { tool: "bash", input: { command: "git --no-pager status" } },
+      "[a] allow git --no-pager status for this session",
+      [["bash", "git --no-pager status"]],
+      [{ tool: "bash", input: { command: "git --no-pager status" } }],
+      [{ tool: "bash", input: { command: "git --no-pager status --porcelain" } }, {
         tool: "bash",
-        input: { command: "git -C sub push" },
+        input: { command: "git --no-pager push" },
       }],
     ],
     [
