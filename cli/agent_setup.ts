@@ -19,6 +19,8 @@ import type { AgentEvent, TurnResult } from "../agent/types.ts";
 import { openSessionStore, type SessionStore } from "../agent/session_store.ts";
 import { defaultSystemPrompt } from "../agent/system_prompt.ts";
 import type { GateOptions } from "../agent/tool_host.ts";
+import { createUndoRecorder } from "../agent/undo_recorder.ts";
+import { DEFAULT_UNDO_MAX_BYTES, openUndoStore } from "../agent/undo_store.ts";
 import type { Message, Provider } from "../providers/types.ts";
 import { createWorkerHost, resolveReal, type WorkerHost } from "../tools/mod.ts";
 import { type Config, loadConfig } from "./config.ts";
@@ -80,6 +82,17 @@ function iterationsFrom(flags: AgentFlags, config: Config): number {
     );
   }
   return n;
+}
+
+/** `state.undo.max_bytes`, or its default. */
+export function undoMaxBytes(config: Config): number {
+  return config.values.state?.undo?.max_bytes ?? DEFAULT_UNDO_MAX_BYTES;
+}
+
+/** The number of the turn `messages` ends with: its user prompts (tool results aside). */
+function turnNumber(messages: readonly Message[]): number {
+  return messages.filter((m) => m.role === "user" && m.content.some((b) => b.type === "text"))
+    .length;
 }
 
 /** Audit events to the file, and to the log at debug level. */
@@ -155,6 +168,12 @@ export async function openAgent(
       source: "model",
       sessionId,
       ...(options.operator === undefined ? {} : { operator: options.operator }),
+      undo: createUndoRecorder({
+        store: openUndoStore(config.stateDir, { maxBytes: undoMaxBytes(config) }),
+        sessionId,
+        roots: context.workspace.roots,
+        protectedPaths: config.protectedPaths,
+      }),
     };
     const opened = host;
     const mcp = sources;
@@ -175,6 +194,8 @@ export async function openAgent(
         const message = { role: "user" as const, content: [{ type: "text" as const, text }] };
         messages.push(message);
         store.append(sessionId, message);
+        const undo = gate.undo!;
+        undo.beginTurn(turnNumber(messages), text);
         return runTurn(messages, {
           provider,
           gate,
@@ -183,7 +204,7 @@ export async function openAgent(
           signal,
           onEvent,
           onMessage: (added) => store.append(sessionId, added),
-        });
+        }).finally(() => undo.endTurn());
       },
       layers: describeLayers(policy, context.workspace, grants, context.sandbox),
       log,

@@ -17,6 +17,7 @@ import { type AgentFlags, openAgent } from "./agent_setup.ts";
 import { EXIT } from "./errors.ts";
 import { layersLine } from "./layers.ts";
 import { writeSync } from "./output.ts";
+import { undoInChat } from "./undo.ts";
 
 const PASTE_GAP_MS = 25;
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -57,6 +58,7 @@ const HELP = `Commands:
   /tools      the tools the model can call
   /approver   the approval policy in force
   /session    this session's id (resume it with: rousseau chat --session ID)
+  /undo       put back the files the last turn changed (/undo --force: over later edits)
   /exit       leave (Ctrl+D does the same)
 Ctrl+C cancels the running turn; at an approval prompt it denies the call.
 `;
@@ -181,9 +183,11 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
     }
   };
 
-  const slash = (line: string): boolean => {
+  const slash = (line: string): boolean | Promise<boolean> => {
     const [command] = line.trim().split(/\s+/, 1);
     switch (command) {
+      case "/undo":
+        return undoInChat(agent.config, sessionId, line, out, color).then(() => true);
       case "/help":
         out(HELP);
         return true;
@@ -249,7 +253,7 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
     }
     await Deno.writeTextFile(historyPath, text.replace(/\n/g, " ") + "\n", { append: true })
       .catch(() => {});
-    if (!slash(text)) {
+    if (!(await slash(text))) {
       busy = true;
       // A paused terminal reads no keys, so Ctrl+C could not cancel the turn; lines typed
       // meanwhile are dropped by the "line" handler instead.

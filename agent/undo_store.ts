@@ -1,0 +1,385 @@
+/**
+ * Undo data on disk, under `<state dir>/undo/`:
+ *
+ * - `objects/ab/cdef…`: file contents by SHA-256, shared by every session (deduplicated);
+ * - `mirrors/<key>.json`: the last scan of a workspace (its root set hashed into `<key>`),
+ *   and `mirrors/<key>.pending.json` while a call that may change it runs;
+ * - `sessions/<id>/<turn>.json`: what each turn changed (a {@linkcode TurnRecord}).
+ *
+ * Every change of these files happens under one exclusive lock (`lock`), taken by the
+ * recorder around a call and by `undo`; a process killed while holding it releases it
+ * (flock), and the next holder finds its pending marker. The objects are bounded by
+ * `state.undo.max_bytes`: past it, the oldest turns are dropped, then objects nothing
+ * refers to are deleted.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import type { Entry, Mirror } from "./snapshot.ts";
+import { mirrorFromJson, mirrorToJson, type ObjectSink, sha256Hex } from "./snapshot.ts";
+
+/** The default of `state.undo.max_bytes`: 256 MiB. */
+export const DEFAULT_UNDO_MAX_BYTES = 256 * 1024 * 1024;
+
+/** How a path changed in a turn; `after` is `"pending"` while (or if killed while) a call ran. */
+export interface RecordedChange {
+  before: Entry | null;
+  after: Entry | null | "pending";
+}
+
+/** What one turn of a session changed. */
+export interface TurnRecord {
+  readonly version: 1;
+  readonly session: string;
+  /** The turn's number in its session (1 for the first prompt). */
+  readonly turn: number;
+  /** The prompt, shortened. */
+  readonly prompt: string;
+  readonly started: string;
+  ended?: string;
+  /** When it was undone. */
+  undone?: string;
+  readonly roots: readonly string[];
+  /** The mirror the turn's calls were scanned against. */
+  readonly mirror: string;
+  /** Path to how it changed. */
+  changes: Record<string, RecordedChange>;
+  /** Path (or `*` for a whole call) to why it cannot be put back. */
+  problems: Record<string, string>;
+}
+
+/** The mirror key of a root set. */
+export function mirrorKey(roots: readonly string[]): string {
+  return sha256Hex(new TextEncoder().encode(roots.join("\n"))).slice(0, 24);
+}
+
+function writeAtomicSync(path: string, data: Uint8Array | string, mode = 0o600): void {
+  const temp = `${path}.${crypto.randomUUID()}.tmp`;
+  try {
+    if (typeof data === "string") Deno.writeTextFileSync(temp, data, { mode });
+    else Deno.writeFileSync(temp, data, { mode });
+    Deno.renameSync(temp, path);
+  } catch (error) {
+    try {
+      Deno.removeSync(temp);
+    } catch { /* never written */ }
+    throw error;
+  }
+}
+
+function readJson(path: string): unknown | undefined {
+  try {
+    return JSON.parse(Deno.readTextFileSync(path));
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw new Error(
+      `undo: cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
+}
+
+function isTurnRecord(value: unknown): value is TurnRecord {
+  const r = value as TurnRecord;
+  return typeof r === "object" && r !== null && r.version === 1 && typeof r.turn === "number" &&
+    typeof r.changes === "object" && typeof r.problems === "object";
+}
+
+/** The pending marker of a mirror: a call that was running (its process may have died). */
+export interface Pending {
+  readonly session: string;
+  readonly turn: number;
+  readonly tool: string;
+}
+
+/** The undo directory of one state directory. */
+export interface UndoStore extends ObjectSink {
+  readonly dir: string;
+  readonly maxBytes: number;
+  /** Takes the exclusive lock (waits for other processes); dispose to release. */
+  lock(): Promise<Disposable>;
+  /** The stored bytes of `hash`, checked; undefined when missing or damaged. */
+  get(hash: string): Uint8Array | undefined;
+  /** Bytes the objects take. */
+  totalBytes(): number;
+  readMirror(key: string): Mirror | undefined;
+  writeMirror(key: string, roots: readonly string[], mirror: Mirror): void;
+  readPending(key: string): Pending | undefined;
+  writePending(key: string, pending: Pending | undefined): void;
+  readTurn(session: string, turn: number): TurnRecord | undefined;
+  writeTurn(record: TurnRecord): void;
+  /** The session's turn records, oldest first. */
+  listTurns(session: string): TurnRecord[];
+  /** Removes a session's records, then what nothing refers to any more. */
+  deleteSession(session: string): void;
+  /**
+   * Drops the oldest turns (never `keep`) until the objects fit `maxBytes`, then the objects
+   * and mirrors nothing refers to.
+   */
+  enforceBudget(keep?: { session: string; turn: number }): void;
+}
+
+/** Opens (creating lazily) the undo store of `stateDir`. */
+export function openUndoStore(
+  stateDir: string,
+  options: { maxBytes?: number } = {},
+): UndoStore {
+  const dir = join(stateDir, "undo");
+  const objects = join(dir, "objects");
+  const mirrors = join(dir, "mirrors");
+  const sessions = join(dir, "sessions");
+  const maxBytes = options.maxBytes ?? DEFAULT_UNDO_MAX_BYTES;
+  let total: number | undefined;
+  /** The last mirror written or read, to skip re-reading an unchanged file. */
+  const mirrorCache = new Map<string, { stamp: string; mirror: Mirror }>();
+  /** In-process queue: flock does not exclude two descriptors of one process from waiting. */
+  let queue: Promise<void> = Promise.resolve();
+
+  const objectPath = (hash: string) => join(objects, hash.slice(0, 2), hash.slice(2));
+  const ensure = (path: string) => Deno.mkdirSync(path, { recursive: true, mode: 0o700 });
+  const stampOf = (path: string): string | undefined => {
+    try {
+      const info = Deno.statSync(path);
+      return `${info.ino}:${info.size}:${info.mtime?.getTime()}`;
+    } catch {
+      return undefined;
+    }
+  };
+  const computeTotal = (): number => {
+    let sum = 0;
+    try {
+      for (const prefix of Deno.readDirSync(objects)) {
+        if (!prefix.isDirectory) continue;
+        for (const file of Deno.readDirSync(join(objects, prefix.name))) {
+          if (file.name.endsWith(".tmp")) continue;
+          sum += Deno.statSync(join(objects, prefix.name, file.name)).size;
+        }
+      }
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+    return sum;
+  };
+  const allRecords = (): TurnRecord[] => {
+    const out: TurnRecord[] = [];
+    let ids: Deno.DirEntry[] = [];
+    try {
+      ids = [...Deno.readDirSync(sessions)];
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+    for (const id of ids) if (id.isDirectory) out.push(...store.listTurns(id.name));
+    return out;
+  };
+  const referenced = (records: readonly TurnRecord[], mirrorSets: Map<string, Set<string>>) => {
+    const refs = new Set<string>();
+    for (const set of mirrorSets.values()) for (const hash of set) refs.add(hash);
+    for (const record of records) {
+      for (const change of Object.values(record.changes)) {
+        if (change.before?.kind === "file" && change.before.stored) refs.add(change.before.hash);
+      }
+    }
+    return refs;
+  };
+  const mirrorHashes = (liveKeys: Set<string>): Map<string, Set<string>> => {
+    const out = new Map<string, Set<string>>();
+    let names: Deno.DirEntry[] = [];
+    try {
+      names = [...Deno.readDirSync(mirrors)];
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+    for (const { name } of names) {
+      const match = /^([0-9a-f]+)\.json$/.exec(name);
+      if (match === null) continue;
+      const key = match[1]!;
+      if (!liveKeys.has(key) && store.readPending(key) === undefined) {
+        // No turn refers to it: the copy of that workspace is no longer needed.
+        Deno.removeSync(join(mirrors, name));
+        mirrorCache.delete(key);
+        continue;
+      }
+      const set = new Set<string>();
+      for (const cached of store.readMirror(key)?.values() ?? []) {
+        if (cached.entry.kind === "file" && cached.entry.stored) set.add(cached.entry.hash);
+      }
+      out.set(key, set);
+    }
+    return out;
+  };
+  const collect = (records: readonly TurnRecord[], mirrorSets: Map<string, Set<string>>) => {
+    const refs = referenced(records, mirrorSets);
+    let sum = 0;
+    try {
+      for (const prefix of Deno.readDirSync(objects)) {
+        if (!prefix.isDirectory) continue;
+        for (const file of Deno.readDirSync(join(objects, prefix.name))) {
+          const path = join(objects, prefix.name, file.name);
+          if (!refs.has(prefix.name + file.name)) Deno.removeSync(path);
+          else sum += Deno.statSync(path).size;
+        }
+      }
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+    total = sum;
+  };
+
+  const store: UndoStore = {
+    dir,
+    maxBytes,
+    async lock() {
+      const previous = queue;
+      let release!: () => void;
+      queue = new Promise((resolve) => release = resolve);
+      await previous;
+      try {
+        ensure(dir);
+        const file = await Deno.open(join(dir, "lock"), {
+          read: true,
+          write: true,
+          create: true,
+          mode: 0o600,
+        });
+        try {
+          await file.lock(true);
+        } catch (error) {
+          file.close();
+          throw error;
+        }
+        return {
+          [Symbol.dispose]() {
+            try {
+              file.unlockSync();
+            } finally {
+              file.close();
+              release();
+            }
+          },
+        };
+      } catch (error) {
+        release();
+        throw error;
+      }
+    },
+    put(hash, bytes) {
+      const path = objectPath(hash);
+      try {
+        Deno.statSync(path);
+        return true;
+      } catch { /* not stored yet */ }
+      total ??= computeTotal();
+      if (total + bytes.length > maxBytes) return false;
+      ensure(join(objects, hash.slice(0, 2)));
+      writeAtomicSync(path, bytes, 0o600);
+      total += bytes.length;
+      return true;
+    },
+    get(hash) {
+      try {
+        const bytes = Deno.readFileSync(objectPath(hash));
+        return sha256Hex(bytes) === hash ? bytes : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    totalBytes() {
+      total ??= computeTotal();
+      return total;
+    },
+    readMirror(key) {
+      const path = join(mirrors, `${key}.json`);
+      const stamp = stampOf(path);
+      if (stamp === undefined) return undefined;
+      const cached = mirrorCache.get(key);
+      if (cached?.stamp === stamp) return cached.mirror;
+      const data = readJson(path) as { rows?: unknown } | undefined;
+      if (data === undefined) return undefined;
+      const mirror = mirrorFromJson(data.rows);
+      mirrorCache.set(key, { stamp, mirror });
+      return mirror;
+    },
+    writeMirror(key, roots, mirror) {
+      ensure(mirrors);
+      const path = join(mirrors, `${key}.json`);
+      writeAtomicSync(path, JSON.stringify({ version: 1, roots, rows: mirrorToJson(mirror) }));
+      const stamp = stampOf(path);
+      if (stamp !== undefined) mirrorCache.set(key, { stamp, mirror });
+    },
+    readPending(key) {
+      return readJson(join(mirrors, `${key}.pending.json`)) as Pending | undefined;
+    },
+    writePending(key, pending) {
+      const path = join(mirrors, `${key}.pending.json`);
+      if (pending === undefined) {
+        try {
+          Deno.removeSync(path);
+        } catch (error) {
+          if (!(error instanceof Deno.errors.NotFound)) throw error;
+        }
+        return;
+      }
+      ensure(mirrors);
+      writeAtomicSync(path, JSON.stringify(pending));
+    },
+    readTurn(session, turn) {
+      const value = readJson(join(sessions, session, `${turn}.json`));
+      return isTurnRecord(value) ? value : undefined;
+    },
+    writeTurn(record) {
+      const at = join(sessions, record.session);
+      ensure(at);
+      writeAtomicSync(join(at, `${record.turn}.json`), JSON.stringify(record));
+    },
+    listTurns(session) {
+      const at = join(sessions, session);
+      let names: Deno.DirEntry[];
+      try {
+        names = [...Deno.readDirSync(at)];
+      } catch (error) {
+        if (error instanceof Deno.errors.NotFound) return [];
+        throw error;
+      }
+      const out: TurnRecord[] = [];
+      for (const { name } of names) {
+        const match = /^(\d+)\.json$/.exec(name);
+        if (match === null) continue;
+        const record = store.readTurn(session, Number(match[1]));
+        if (record !== undefined) out.push(record);
+      }
+      return out.sort((a, b) => a.turn - b.turn);
+    },
+    deleteSession(session) {
+      if (!/^[A-Za-z0-9-]+$/.test(session)) throw new TypeError(`undo: bad session id ${session}`);
+      try {
+        Deno.removeSync(join(sessions, session), { recursive: true });
+      } catch (error) {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      }
+      const records = allRecords();
+      collect(records, mirrorHashes(new Set(records.map((r) => r.mirror))));
+    },
+    enforceBudget(keep) {
+      if (store.totalBytes() <= maxBytes) return;
+      const records = allRecords().sort((a, b) =>
+        a.started < b.started ? -1 : a.started > b.started ? 1 : 0
+      );
+      const mirrorSets = mirrorHashes(new Set(records.map((r) => r.mirror)));
+      while (store.totalBytes() > maxBytes) {
+        const index = records.findIndex((r) =>
+          keep === undefined || r.session !== keep.session || r.turn !== keep.turn
+        );
+        if (index === -1) break; // only the running turn and the mirror are left
+        const [oldest] = records.splice(index, 1);
+        try {
+          Deno.removeSync(join(sessions, oldest!.session, `${oldest!.turn}.json`));
+        } catch (error) {
+          if (!(error instanceof Deno.errors.NotFound)) throw error;
+        }
+        collect(records, mirrorSets);
+      }
+    },
+  };
+  return store;
+}

@@ -1,0 +1,326 @@
+/**
+ * `rousseau undo` end to end: real `run`s against the loopback fake Anthropic server change
+ * real workspaces (with and without git) through write, edit and bash; `undo` must put the
+ * tree back byte for byte and mode for mode, refuse over later edits, and survive a SIGKILL.
+ *
+ * The scenarios follow what users of other agents reported losing: Claude Code's checkpoints
+ * do not cover bash (https://docs.anthropic.com/en/docs/claude-code/checkpointing, "Bash
+ * command changes not tracked"); opencode's /undo and gemini-cli's /restore snapshot the
+ * tree with git (sst/opencode packages/opencode/src/snapshot/index.ts,
+ * google-gemini/gemini-cli docs/cli/checkpointing.md).
+ */
+
+import { join, relative } from "node:path";
+import { assert, assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
+import { runCli, spawnCli, TEST_HOME } from "../_helpers/cli.ts";
+import { type FakeServer, startFakeAnthropic, type Step } from "../_helpers/fake_providers.ts";
+import { waitForProcess } from "../_helpers/processes.ts";
+import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
+
+/** Every path under `root` (without `.git`): kind, mode and content. */
+async function tree(root: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  const walk = async (dir: string) => {
+    for await (const entry of Deno.readDir(dir)) {
+      if (entry.name === ".git") continue;
+      const path = join(dir, entry.name);
+      const info = await Deno.lstat(path);
+      const mode = ((info.mode ?? 0) & 0o7777).toString(8);
+      const rel = relative(root, path);
+      if (info.isDirectory) {
+        out[rel] = `dir ${mode}`;
+        await walk(path);
+      } else if (info.isSymlink) out[rel] = `link ${await Deno.readLink(path)}`;
+      else out[rel] = `file ${mode} ${JSON.stringify(await Deno.readTextFile(path))}`;
+    }
+  };
+  await walk(root);
+  return out;
+}
+
+function env(server: FakeServer): Record<string, string> {
+  return { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test-key" };
+}
+
+async function git(cwd: string, ...args: string[]): Promise<void> {
+  const out = await new Deno.Command("git", {
+    args: ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args],
+    cwd,
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  if (!out.success) {
+    throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  }
+}
+
+const FILES = {
+  "keep.txt": "untouched\n",
+  "over.txt": "old contents\n",
+  "src/edit.txt": "alpha = 1\nbeta = 2\n",
+  "secret.txt": "private\n",
+  "sed.txt": "a cat sat\n",
+};
+
+/** A workspace with FILES, secret.txt at 0600, optionally a git repository with them committed. */
+async function workspace(withGit: boolean) {
+  const ws = await tmpWorkspace({ files: FILES });
+  await Deno.chmod(ws.path("secret.txt"), 0o600);
+  await Deno.chmod(ws.path("sed.txt"), 0o640);
+  if (withGit) {
+    await git(ws.root, "init", "-q");
+    await git(ws.root, "add", "-A");
+    await git(ws.root, "commit", "-q", "-m", "start");
+  }
+  return ws;
+}
+
+/** The done-when turn: write new, overwrite, edit; bash rm of a 0600 file, sed -i, mkdir. */
+function turnSteps(root: string): Step[] {
+  return [
+    { tools: [{ name: "write", input: { path: join(root, "new.txt"), content: "brand new\n" } }] },
+    { tools: [{ name: "write", input: { path: join(root, "over.txt"), content: "replaced\n" } }] },
+    {
+      tools: [{
+        name: "edit",
+        input: {
+          path: join(root, "src/edit.txt"),
+          "old_string": "beta = 2",
+          "new_string": "beta = 3",
+        },
+      }],
+    },
+    {
+      tools: [{
+        name: "bash",
+        input: {
+          command: "rm secret.txt && sed -i 's/cat/dog/' sed.txt && mkdir -p gen/deep && " +
+            "echo made > gen/deep/out.txt",
+        },
+      }],
+    },
+    { text: "Done." },
+  ];
+}
+
+const ALLOW = ["--allow", "write", "--allow", "edit", "--allow", "bash"];
+
+async function runTurn(root: string, steps: Step[]): Promise<string> {
+  await using server = startFakeAnthropic(steps);
+  const out = await runCli(
+    ["--workspace", root, ...ALLOW, "run", "--output", "json", "change things"],
+    { env: env(server) },
+  );
+  assertEquals(out.code, 0, out.stderr);
+  return JSON.parse(out.stdout).session_id;
+}
+
+for (const withGit of [false, true]) {
+  const where = withGit ? "in a git repository" : "outside git";
+
+  Deno.test(`undo puts the tree back byte for byte and mode for mode (${where})`, async () => {
+    await using ws = await workspace(withGit);
+    const before = await tree(ws.root);
+    const session = await runTurn(ws.root, turnSteps(ws.root));
+    const changed = await tree(ws.root);
+    assertEquals(changed["new.txt"], 'file 644 "brand new\\n"');
+    assertEquals(changed["sed.txt"], 'file 640 "a dog sat\\n"');
+    assertEquals(changed["secret.txt"], undefined);
+    assertEquals(changed["gen/deep/out.txt"], 'file 644 "made\\n"');
+
+    const listed = await runCli(["undo", session, "--list"]);
+    assertEquals(listed.code, 0, listed.stderr);
+    for (
+      const line of [
+        `  created  ${ws.path("new.txt")}`,
+        `  modified ${ws.path("over.txt")}`,
+        `  modified ${ws.path("src/edit.txt")}`,
+        `  deleted  ${ws.path("secret.txt")}`,
+        `  modified ${ws.path("sed.txt")}`,
+        `  created  ${ws.path("gen")}`,
+        `  created  ${ws.path("gen/deep/out.txt")}`,
+      ]
+    ) assertStringIncludes(listed.stdout, line + "\n");
+    assertStringIncludes(listed.stdout, "turn 1  ");
+
+    const out = await runCli(["undo", session, "--json"]);
+    assertEquals(out.code, 0, out.stderr);
+    assertEquals(JSON.parse(out.stdout), {
+      "session_id": session,
+      turns: [1],
+      restored: [
+        ws.path("over.txt"),
+        ws.path("secret.txt"),
+        ws.path("sed.txt"),
+        ws.path("src/edit.txt"),
+      ],
+      removed: [
+        ws.path("gen"),
+        ws.path("gen/deep"),
+        ws.path("gen/deep/out.txt"),
+        ws.path("new.txt"),
+      ],
+      conflicts: [],
+    });
+    assertEquals(await tree(ws.root), before);
+
+    // The turn is undone: a second undo has nothing left to do, and says so.
+    const again = await runCli(["undo", session]);
+    assertEquals(again.code, 0, again.stderr);
+    assertEquals(again.stdout, `nothing to undo in session ${session}\n`);
+  });
+
+  Deno.test(`undo keeps a person's later edit of an unrelated file (${where})`, async () => {
+    await using ws = await workspace(withGit);
+    const before = await tree(ws.root);
+    await runTurn(ws.root, turnSteps(ws.root));
+    await Deno.writeTextFile(ws.path("keep.txt"), "edited by a person\n");
+    // No session named: the latest session of this workspace.
+    const out = await runCli(["--workspace", ws.root, "undo"]);
+    assertEquals(out.code, 0, out.stderr);
+    assertStringIncludes(out.stdout, `restored ${ws.path("secret.txt")}\n`);
+    assertEquals(await tree(ws.root), {
+      ...before,
+      "keep.txt": 'file 644 "edited by a person\\n"',
+    });
+  });
+
+  Deno.test(`undo refuses over a person's later edit of a file the agent wrote (${where})`, async () => {
+    await using ws = await workspace(withGit);
+    const session = await runTurn(ws.root, turnSteps(ws.root));
+    await Deno.writeTextFile(ws.path("over.txt"), "the person's version\n");
+    const changed = await tree(ws.root);
+    const out = await runCli(["undo", session]);
+    assertEquals(out.code, 1);
+    assertEquals(out.stdout, "");
+    assertEquals(
+      out.stderr,
+      "rousseau: undo: nothing was written: 1 path changed after turn 1 (pass --force to " +
+        `restore anyway):\n  ${ws.path("over.txt")}\n`,
+    );
+    assertEquals(await tree(ws.root), changed);
+
+    const json = await runCli(["undo", session, "--json"]);
+    assertEquals(json.code, 1);
+    assertEquals(JSON.parse(json.stdout).conflicts, [ws.path("over.txt")]);
+    assertEquals(await tree(ws.root), changed);
+
+    const forced = await runCli(["undo", session, "--force"]);
+    assertEquals(forced.code, 0, forced.stderr);
+    assertEquals(await Deno.readTextFile(ws.path("over.txt")), "old contents\n");
+  });
+}
+
+Deno.test("undo --turns 2 undoes two turns; one undo undoes the last only", async () => {
+  await using ws = await workspace(false);
+  const original = await tree(ws.root);
+  await using server = startFakeAnthropic([
+    { tools: [{ name: "write", input: { path: ws.path("keep.txt"), content: "one\n" } }] },
+    { text: "first" },
+    { tools: [{ name: "bash", input: { command: "echo two > keep.txt && chmod 600 keep.txt" } }] },
+    { text: "second" },
+  ]);
+  const first = await runCli(
+    ["--workspace", ws.root, ...ALLOW, "run", "--output", "json", "one"],
+    { env: env(server) },
+  );
+  assertEquals(first.code, 0, first.stderr);
+  const session = JSON.parse(first.stdout).session_id;
+  const afterFirst = await tree(ws.root);
+  const second = await runCli(
+    ["--workspace", ws.root, ...ALLOW, "run", "--session", session, "--output", "json", "two"],
+    { env: env(server) },
+  );
+  assertEquals(second.code, 0, second.stderr);
+  assertEquals((await tree(ws.root))["keep.txt"], 'file 600 "two\\n"');
+
+  const one = await runCli(["undo", session, "--json"]);
+  assertEquals(one.code, 0, one.stderr);
+  assertEquals(JSON.parse(one.stdout).turns, [2]);
+  assertEquals(await tree(ws.root), afterFirst);
+  const rest = await runCli(["undo", session, "--turns", "2", "--json"]);
+  assertEquals(rest.code, 0, rest.stderr);
+  assertEquals(JSON.parse(rest.stdout).turns, [1]);
+  assertEquals(await tree(ws.root), original);
+});
+
+Deno.test("undo: a turn killed mid-way (SIGKILL) is still undoable for what it did", async () => {
+  await using ws = await workspace(true);
+  const before = await tree(ws.root);
+  const marker = `undo-killed-${crypto.randomUUID()}`;
+  await using server = startFakeAnthropic([
+    { tools: [{ name: "write", input: { path: ws.path("over.txt"), content: "replaced\n" } }] },
+    {
+      tools: [{
+        name: "bash",
+        input: { command: `rm secret.txt && echo half > half.txt && sleep 60 # ${marker}` },
+      }],
+    },
+    { text: "never reached" },
+  ]);
+  const child = spawnCli(
+    ["--workspace", ws.root, ...ALLOW, "run", "--output", "stream-json", "go"],
+    { env: env(server) },
+  );
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const init = JSON.parse(((await reader.read()).value ?? "").split("\n")[0]!);
+  await waitForProcess(marker, 60_000);
+  child.kill("SIGKILL");
+  await child.status;
+  await reader.cancel();
+  await child.stderr.cancel();
+  // Without a sandbox nothing reaps a SIGKILLed parent's children; clean up by hand.
+  await new Deno.Command("pkill", { args: ["-f", marker] }).output();
+  assertEquals(await Deno.readTextFile(ws.path("half.txt")), "half\n");
+
+  const listed = await runCli(["undo", init.session_id, "--list"]);
+  assertEquals(listed.code, 0, listed.stderr);
+  assertStringIncludes(listed.stdout, `  deleted  ${ws.path("secret.txt")}\n`);
+  const out = await runCli(["undo", init.session_id, "--json"]);
+  assertEquals(out.code, 0, out.stderr);
+  assertEquals(JSON.parse(out.stdout).removed, [ws.path("half.txt")]);
+  assertEquals(await tree(ws.root), before);
+});
+
+Deno.test("undo: usage errors exit 2; an unknown session exits 1", async () => {
+  const bad = await runCli(["undo", "--turns", "0"]);
+  assertEquals(bad.code, 2);
+  assertEquals(
+    bad.stderr,
+    'rousseau: --turns: want a whole number of at least 1, got "0"\n',
+  );
+  const both = await runCli(["undo", "--list", "--force"]);
+  assertEquals(both.code, 2);
+  const unknown = await runCli(["undo", "ffffffff-0000"]);
+  assertEquals(unknown.code, 1);
+  assertEquals(
+    unknown.stderr,
+    'rousseau: undo: no session "ffffffff-0000" (see rousseau session list)\n',
+  );
+});
+
+Deno.test("undo is recorded in the audit log; session delete removes the undo data", async () => {
+  await using ws = await workspace(false);
+  const session = await runTurn(ws.root, turnSteps(ws.root));
+  const records = join(TEST_HOME, "data", "rousseau", "undo", "sessions", session);
+  assert((await Deno.stat(records)).isDirectory);
+  const out = await runCli(["undo", session]);
+  assertEquals(out.code, 0, out.stderr);
+  const audit = (await Deno.readTextFile(join(TEST_HOME, "data", "rousseau", "audit.jsonl")))
+    .trim().split("\n").map((line) => JSON.parse(line));
+  const last = audit.at(-1);
+  assertEquals([last.event, last.tool, last.source, last.session_id], [
+    "tool.done",
+    "undo",
+    "cli",
+    session,
+  ]);
+  assertStringIncludes(last.input, ws.path("secret.txt"));
+  const verify = await runCli(["audit", "verify"]);
+  assertEquals(verify.code, 0, verify.stderr);
+
+  const deleted = await runCli(["session", "delete", session]);
+  assertEquals(deleted.code, 0, deleted.stderr);
+  const gone = await Deno.stat(records).then(() => false, () => true);
+  assert(gone, "the session's undo records are deleted with it");
+});
