@@ -27,6 +27,7 @@ import {
   type Entry,
   type Mirror,
   sameEntry,
+  sameMirror,
   scanTree,
 } from "./snapshot.ts";
 import { mirrorKey, type TurnRecord, type UndoStore } from "./undo_store.ts";
@@ -120,9 +121,18 @@ export function settlePending(
 ): void {
   const pending = store.readPending(key);
   if (pending === undefined) return;
-  const before = store.readMirror(key) ?? new Map();
-  const after = scanTree({ roots, previous: before, sink: store, skip, maxFileBytes });
+  const before = store.readMirror(key);
   const record = store.readTurn(pending.session, pending.turn);
+  if (before === undefined) {
+    // Without the state before the call, every file would look created by it: say so instead.
+    if (record !== undefined) {
+      record.problems["*"] = `${pending.tool}: interrupted, and the state before it is lost`;
+      store.writeTurn(record);
+    }
+    store.writePending(key, undefined);
+    return;
+  }
+  const after = scanTree({ roots, previous: before, sink: store, skip, maxFileBytes });
   if (record !== undefined) {
     mergeChanges(record, diffMirrors(before, after));
     record.ended ??= new Date().toISOString();
@@ -220,14 +230,18 @@ export function createUndoRecorder(options: UndoRecorderOptions): UndoRecorder {
       settlePending(store, key, roots, skip, maxFileBytes);
       const r = record()!;
       store.writeTurn(r);
+      const previous = store.readMirror(key);
       before = scanTree({
         roots,
-        previous: store.readMirror(key) ?? new Map(),
+        previous: previous ?? new Map(),
         sink: store,
         skip,
         maxFileBytes,
       });
-      store.writeMirror(key, roots, before);
+      // Nothing changed since the last scan (the usual case): the file on disk says the same.
+      if (previous === undefined || !sameMirror(previous, before)) {
+        store.writeMirror(key, roots, before);
+      } else before = previous;
       store.writePending(key, { session: sessionId, turn: r.turn, tool });
     } catch (error) {
       problem(`${tool}: the workspace could not be scanned before the call`, error);
@@ -242,7 +256,7 @@ export function createUndoRecorder(options: UndoRecorderOptions): UndoRecorder {
           const r = record()!;
           mergeChanges(r, diffMirrors(before, after));
           store.writeTurn(r);
-          store.writeMirror(key, roots, after);
+          if (!sameMirror(before, after)) store.writeMirror(key, roots, after);
           store.writePending(key, undefined);
         }
       } catch (error) {

@@ -19,6 +19,9 @@ import { join } from "node:path";
 import type { Entry, Mirror } from "./snapshot.ts";
 import { mirrorFromJson, mirrorToJson, type ObjectSink, sha256Hex } from "./snapshot.ts";
 
+/** Bumped when the mirror's rows change shape; an older file is scanned again. */
+const MIRROR_VERSION = 2;
+
 /** The default of `state.undo.max_bytes`: 256 MiB. */
 export const DEFAULT_UNDO_MAX_BYTES = 256 * 1024 * 1024;
 
@@ -131,6 +134,8 @@ export function openUndoStore(
   const sessions = join(dir, "sessions");
   const maxBytes = options.maxBytes ?? DEFAULT_UNDO_MAX_BYTES;
   let total: number | undefined;
+  /** Object directories known to exist. */
+  const made = new Set<string>();
   /** The last mirror written or read, to skip re-reading an unchanged file. */
   const mirrorCache = new Map<string, { stamp: string; mirror: Mirror }>();
   /** In-process queue: flock does not exclude two descriptors of one process from waiting. */
@@ -271,7 +276,11 @@ export function openUndoStore(
       } catch { /* not stored yet */ }
       total ??= computeTotal();
       if (total + bytes.length > maxBytes) return false;
-      ensure(join(objects, hash.slice(0, 2)));
+      const prefix = hash.slice(0, 2);
+      if (!made.has(prefix)) {
+        ensure(join(objects, prefix));
+        made.add(prefix);
+      }
       writeAtomicSync(path, bytes, 0o600);
       total += bytes.length;
       return true;
@@ -294,16 +303,24 @@ export function openUndoStore(
       if (stamp === undefined) return undefined;
       const cached = mirrorCache.get(key);
       if (cached?.stamp === stamp) return cached.mirror;
-      const data = readJson(path) as { rows?: unknown } | undefined;
-      if (data === undefined) return undefined;
-      const mirror = mirrorFromJson(data.rows);
+      let mirror: Mirror;
+      try {
+        const data = readJson(path) as { version?: unknown; rows?: unknown } | undefined;
+        if (data?.version !== MIRROR_VERSION) return undefined;
+        mirror = mirrorFromJson(data.rows);
+      } catch {
+        return undefined; // damaged: the next scan reads every file again
+      }
       mirrorCache.set(key, { stamp, mirror });
       return mirror;
     },
     writeMirror(key, roots, mirror) {
       ensure(mirrors);
       const path = join(mirrors, `${key}.json`);
-      writeAtomicSync(path, JSON.stringify({ version: 1, roots, rows: mirrorToJson(mirror) }));
+      writeAtomicSync(
+        path,
+        JSON.stringify({ version: MIRROR_VERSION, roots, rows: mirrorToJson(mirror) }),
+      );
       const stamp = stampOf(path);
       if (stamp !== undefined) mirrorCache.set(key, { stamp, mirror });
     },
