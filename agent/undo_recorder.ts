@@ -270,6 +270,7 @@ export function createUndoRecorder(options: UndoRecorderOptions): UndoRecorder {
   return {
     beginTurn(turn, prompt) {
       const flat = prompt.replace(/\s+/g, " ").trim();
+      store.setActiveTurn({ session: sessionId, turn });
       current = {
         turn,
         prompt: flat.length > 80 ? `${flat.slice(0, 79)}…` : flat,
@@ -295,7 +296,9 @@ export function createUndoRecorder(options: UndoRecorderOptions): UndoRecorder {
           r.ended = new Date().toISOString();
           store.writeTurn(r);
         }
-        store.enforceBudget({ session: sessionId, turn });
+        store.setActiveTurn({ session: sessionId, turn });
+        store.enforceBudget();
+        store.setActiveTurn(undefined);
       } catch { /* the record stays as the last call left it */ }
     },
   };

@@ -116,11 +116,13 @@ export interface UndoStore extends ObjectSink {
   listTurns(session: string): TurnRecord[];
   /** Removes a session's records, then what nothing refers to any more. */
   deleteSession(session: string): void;
+  /** The turn being recorded: never dropped to make room. */
+  setActiveTurn(turn: { session: string; turn: number } | undefined): void;
   /**
-   * Drops the oldest turns (never `keep`) until the objects fit `maxBytes`, then the objects
-   * and mirrors nothing refers to.
+   * Drops the oldest turns (never the active one) until the objects fit `maxBytes`, with the
+   * objects nothing refers to any more. New contents make room the same way when stored.
    */
-  enforceBudget(keep?: { session: string; turn: number }): void;
+  enforceBudget(): void;
 }
 
 /** Opens (creating lazily) the undo store of `stateDir`. */
@@ -134,6 +136,12 @@ export function openUndoStore(
   const sessions = join(dir, "sessions");
   const maxBytes = options.maxBytes ?? DEFAULT_UNDO_MAX_BYTES;
   let total: number | undefined;
+  /** Objects written or found while the lock is held: a scan in progress may need them. */
+  const fresh = new Set<string>();
+  /** The turn being recorded, never dropped to make room. */
+  let active: { session: string; turn: number } | undefined;
+  /** Set when nothing more can be dropped while the lock is held. */
+  let exhausted = false;
   /** Object directories known to exist. */
   const made = new Set<string>();
   /** The last mirror written or read, to skip re-reading an unchanged file. */
@@ -178,7 +186,7 @@ export function openUndoStore(
     return out;
   };
   const referenced = (records: readonly TurnRecord[], mirrorSets: Map<string, Set<string>>) => {
-    const refs = new Set<string>();
+    const refs = new Set<string>(fresh);
     for (const set of mirrorSets.values()) for (const hash of set) refs.add(hash);
     for (const record of records) {
       for (const change of Object.values(record.changes)) {
@@ -187,7 +195,8 @@ export function openUndoStore(
     }
     return refs;
   };
-  const mirrorHashes = (liveKeys: Set<string>): Map<string, Set<string>> => {
+  /** Hashes each mirror refers to; with `liveKeys`, mirrors no turn refers to are deleted. */
+  const mirrorHashes = (liveKeys?: Set<string>): Map<string, Set<string>> => {
     const out = new Map<string, Set<string>>();
     let names: Deno.DirEntry[] = [];
     try {
@@ -199,7 +208,7 @@ export function openUndoStore(
       const match = /^([0-9a-f]+)\.json$/.exec(name);
       if (match === null) continue;
       const key = match[1]!;
-      if (!liveKeys.has(key) && store.readPending(key) === undefined) {
+      if (liveKeys !== undefined && !liveKeys.has(key) && store.readPending(key) === undefined) {
         // No turn refers to it: the copy of that workspace is no longer needed.
         Deno.removeSync(join(mirrors, name));
         mirrorCache.delete(key);
@@ -231,6 +240,28 @@ export function openUndoStore(
     total = sum;
   };
 
+  /** Drops the oldest turns (never the active one) until the objects take at most `limit`. */
+  const drop = (limit: number) => {
+    const records = allRecords().sort((a, b) =>
+      a.started < b.started ? -1 : a.started > b.started ? 1 : 0
+    );
+    // Mirrors are kept here: a scan in progress reuses what its mirror refers to.
+    const mirrorSets = mirrorHashes();
+    while (store.totalBytes() > limit) {
+      const index = records.findIndex((r) =>
+        active === undefined || r.session !== active.session || r.turn !== active.turn
+      );
+      if (index === -1) break; // only the running turn and the mirrors are left
+      const [oldest] = records.splice(index, 1);
+      try {
+        Deno.removeSync(join(sessions, oldest!.session, `${oldest!.turn}.json`));
+      } catch (error) {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      }
+      collect(records, mirrorSets);
+    }
+  };
+
   const store: UndoStore = {
     dir,
     maxBytes,
@@ -255,6 +286,8 @@ export function openUndoStore(
         }
         return {
           [Symbol.dispose]() {
+            fresh.clear();
+            exhausted = false;
             try {
               file.unlockSync();
             } finally {
@@ -272,10 +305,17 @@ export function openUndoStore(
       const path = objectPath(hash);
       try {
         Deno.statSync(path);
+        fresh.add(hash);
         return true;
       } catch { /* not stored yet */ }
       total ??= computeTotal();
+      if (total + bytes.length > maxBytes && !exhausted) {
+        // Room is made by dropping the oldest turns, as late as possible.
+        drop(maxBytes - bytes.length);
+        if (total + bytes.length > maxBytes) exhausted = true;
+      }
       if (total + bytes.length > maxBytes) return false;
+      fresh.add(hash);
       const prefix = hash.slice(0, 2);
       if (!made.has(prefix)) {
         ensure(join(objects, prefix));
@@ -377,25 +417,11 @@ export function openUndoStore(
       const records = allRecords();
       collect(records, mirrorHashes(new Set(records.map((r) => r.mirror))));
     },
-    enforceBudget(keep) {
-      if (store.totalBytes() <= maxBytes) return;
-      const records = allRecords().sort((a, b) =>
-        a.started < b.started ? -1 : a.started > b.started ? 1 : 0
-      );
-      const mirrorSets = mirrorHashes(new Set(records.map((r) => r.mirror)));
-      while (store.totalBytes() > maxBytes) {
-        const index = records.findIndex((r) =>
-          keep === undefined || r.session !== keep.session || r.turn !== keep.turn
-        );
-        if (index === -1) break; // only the running turn and the mirror are left
-        const [oldest] = records.splice(index, 1);
-        try {
-          Deno.removeSync(join(sessions, oldest!.session, `${oldest!.turn}.json`));
-        } catch (error) {
-          if (!(error instanceof Deno.errors.NotFound)) throw error;
-        }
-        collect(records, mirrorSets);
-      }
+    setActiveTurn(turn) {
+      active = turn;
+    },
+    enforceBudget() {
+      if (store.totalBytes() > maxBytes) drop(maxBytes);
     },
   };
   return store;
