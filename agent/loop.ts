@@ -4,6 +4,10 @@
  * call (a tool error, a denial, an unknown tool, undecodable input) becomes an error tool
  * result the model sees; only provider failures and cancellation end a turn early.
  *
+ * Stop reasons are honoured: a final answer cut by the output-token limit ends the turn as
+ * `error_max_tokens`, never as success; a tool call cut by it goes back to the model as an
+ * error result saying so; a reply of reasoning only, with no answer, is an error too.
+ *
  * @module
  */
 
@@ -11,6 +15,7 @@ import type {
   ContentBlock,
   Message,
   Provider,
+  StopReason,
   ToolResultBlock,
   ToolSpec,
   ToolUseBlock,
@@ -46,6 +51,49 @@ function textOf(message: Message): string {
   return message.content.filter((b) => b.type === "text").map((b) => b.text).join("");
 }
 
+function reasoningOf(message: Message): string {
+  return message.content.filter((b) => b.type === "thinking").map((b) => b.text).join("");
+}
+
+/** The output limit in words: `max_tokens 4096`, or the server's own when none was sent. */
+function limitOf(provider: Provider): string {
+  return provider.maxTokens === undefined
+    ? "the server's own limit; none was set"
+    : `max_tokens ${provider.maxTokens}`;
+}
+
+/** What the model is told about a tool call the output-token limit cut. */
+export function cutCallMessage(provider: Provider, call: ToolUseBlock): string {
+  return `${call.name}: this call was cut off by the output-token limit (${
+    limitOf(provider)
+  }) before its input was complete, so it was not run. Send it again in smaller pieces: ` +
+    "write a large file in parts (write the first part, then add the rest with edit calls), " +
+    "and keep each call's input short.";
+}
+
+/** The turn's error when the final reply was cut by the output-token limit. */
+export function cutReplyMessage(provider: Provider, reply: Message): string {
+  const raise =
+    `raise it with --max-tokens or ${provider.name}.max_tokens, or ask for a shorter answer`;
+  const text = textOf(reply);
+  if (text === "" && reasoningOf(reply) !== "") {
+    return `agent: the output-token limit (${
+      limitOf(provider)
+    }) cut the reply off while the model was still reasoning; no answer was written (${raise})`;
+  }
+  return `agent: the reply was cut off by the output-token limit (${
+    limitOf(provider)
+  }) after ${text.length} characters (${raise})`;
+}
+
+/** The turn's error when the model ended with reasoning and no answer. */
+export function reasoningOnlyMessage(reply: Message): string {
+  return `agent: the model ended its reply with reasoning only and no answer (${
+    reasoningOf(reply).length
+  } characters of reasoning, kept in the session); if the answer is in the reasoning, the ` +
+    "server's reasoning parser may have swallowed it (llama-server: --reasoning-format none)";
+}
+
 /** Tool definitions as the provider receives them, sorted by name. */
 export function toolSpecs(gate: GateOptions): ToolSpec[] {
   return gate.registry.definitions().map((d) => ({
@@ -67,6 +115,7 @@ export async function runTurn(messages: Message[], options: TurnOptions): Promis
   let usage: Usage = NO_USAGE;
   let streamed = "";
   let iterations = 0;
+  let stop: StopReason = "end_turn";
   const add = (message: Message) => {
     messages.push(message);
     options.onMessage?.(message);
@@ -102,6 +151,8 @@ export async function runTurn(messages: Message[], options: TurnOptions): Promis
       return { type: "tool_result", toolUseId: call.id, content: output, isError };
     };
     if (call.inputError !== undefined) {
+      // With a `max_tokens` stop an undecodable call is a cut one: say why, not just "bad JSON".
+      if (stop === "max_tokens") return answer(cutCallMessage(provider, call), true);
       return answer(`${call.name}: parse input: ${call.inputError}`, true);
     }
     const result = await callTool(gate, call.name, call.input, signal);
@@ -149,10 +200,13 @@ export async function runTurn(messages: Message[], options: TurnOptions): Promis
         if (event.type === "text") {
           streamed += event.text;
           emit(event);
-        } else if (event.type === "tool_use_start" || event.type === "retry") {
+        } else if (
+          event.type === "tool_use_start" || event.type === "retry" || event.type === "thinking"
+        ) {
           emit(event);
         } else if (event.type === "message") {
           reply = event.message;
+          stop = event.stopReason;
           usage = addUsage(usage, event.usage);
           emit({ type: "step", iteration: iterations, usage: event.usage });
         }
@@ -162,7 +216,13 @@ export async function runTurn(messages: Message[], options: TurnOptions): Promis
       }
       add(reply);
       const calls = reply.content.filter((b): b is ToolUseBlock => b.type === "tool_use");
-      if (calls.length === 0) return end("success", textOf(reply));
+      if (calls.length === 0) {
+        if (stop === "max_tokens") return end("error_max_tokens", cutReplyMessage(provider, reply));
+        if (textOf(reply) === "" && reasoningOf(reply) !== "") {
+          return end("error", reasoningOnlyMessage(reply));
+        }
+        return end("success", textOf(reply));
+      }
       const results = await runCalls(calls);
       add({ role: "user", content: results satisfies ContentBlock[] });
       if (signal.aborted) return end("cancelled", streamed);

@@ -23,6 +23,8 @@ export interface SessionInfo {
   /** The first prompt, shortened. */
   readonly title: string;
   readonly messages: number;
+  /** Prompts the user sent (messages that are not tool results). */
+  readonly turns: number;
 }
 
 /** Where sessions live. */
@@ -99,7 +101,9 @@ export function openSessionStore(path: string): SessionStore {
   `);
   const summary = `SELECT s.id, s.created_at AS createdAt, s.updated_at AS updatedAt,
       s.workspace, s.provider, s.model, s.title,
-      (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS messages
+      (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS messages,
+      (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id AND m.role = 'user'
+        AND m.content NOT LIKE '[{"type":"tool_result"%') AS turns
     FROM sessions s`;
   const toInfo = (row: Record<string, unknown>): SessionInfo => ({
     id: String(row.id),
@@ -110,6 +114,7 @@ export function openSessionStore(path: string): SessionStore {
     model: String(row.model),
     title: String(row.title),
     messages: Number(row.messages),
+    turns: Number(row.turns),
   });
   const append = (id: string, message: Message) => {
     const now = new Date().toISOString();

@@ -18,6 +18,8 @@ export interface Denial {
 /** Progress of a turn, in order. */
 export type AgentEvent =
   | { readonly type: "text"; readonly text: string }
+  /** A piece of the model's reasoning (thinking), as it streams. */
+  | { readonly type: "thinking"; readonly text: string }
   /** The model started writing a tool call (its input is still streaming). */
   | { readonly type: "tool_use_start"; readonly id: string; readonly name: string }
   /** A complete call, about to be approved and run. */
@@ -47,7 +49,13 @@ export type AgentEvent =
   | { readonly type: "step"; readonly iteration: number; readonly usage: Usage };
 
 /** How a turn ended. */
-export type TurnEnd = "success" | "error_max_iterations" | "error" | "cancelled";
+export type TurnEnd =
+  | "success"
+  | "error_max_iterations"
+  /** The final reply was cut by the output-token limit (never reported as success). */
+  | "error_max_tokens"
+  | "error"
+  | "cancelled";
 
 /** The outcome of a turn. */
 export interface TurnResult {

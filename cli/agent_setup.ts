@@ -16,7 +16,7 @@ import {
 } from "../approver/mod.ts";
 import { DEFAULT_MAX_ITERATIONS, runTurn } from "../agent/loop.ts";
 import type { AgentEvent, TurnResult } from "../agent/types.ts";
-import { openSessionStore, type SessionStore } from "../agent/session_store.ts";
+import { openSessionStore, type SessionInfo, type SessionStore } from "../agent/session_store.ts";
 import { defaultSystemPrompt } from "../agent/system_prompt.ts";
 import type { GateOptions } from "../agent/tool_host.ts";
 import { createUndoRecorder } from "../agent/undo_recorder.ts";
@@ -28,7 +28,8 @@ import { UsageError } from "./errors.ts";
 import { checkGrants, describeLayers, grantsFor, type Layers, mayRun } from "./layers.ts";
 import { createLogger, type LogFlags, type Logger } from "./log.ts";
 import { type GlobalFlags, type LimitFlags, toolContextFrom } from "./options.ts";
-import { type PolicyCommand, type PolicyFlags, resolvePolicy } from "./policy.ts";
+import { checkToolNames, type PolicyCommand, type PolicyFlags, resolvePolicy } from "./policy.ts";
+import { writeStderr } from "./output.ts";
 import { type ProviderFlags, providerFrom } from "./provider.ts";
 import { openMcpSources, toolSourceOf } from "./mcp.ts";
 import type { McpSources } from "../agent/mcp_sources.ts";
@@ -37,6 +38,10 @@ import type { McpSources } from "../agent/mcp_sources.ts";
 export interface AgentFlags extends GlobalFlags, LimitFlags, PolicyFlags, ProviderFlags, LogFlags {
   /** `--session ID`: continue a stored session. */
   readonly session?: string;
+  /** `-c` / `--continue`: continue the most recent session of this workspace. */
+  readonly continue?: boolean;
+  /** `--resume [ID]`: continue a given session; bare (chat only), pick one. */
+  readonly resume?: string | boolean;
   /** `--max-iterations N`. */
   readonly maxIterations?: string;
 }
@@ -116,10 +121,70 @@ function auditTo(path: string, secrets: readonly string[], log: Logger): AuditSi
  * Opens what a turn needs. A broken config file is an error (exit 1); a bad flag is a
  * usage error (exit 2).
  */
+/** Picks one of this workspace's sessions (newest first); undefined starts a new one. */
+export type SessionPicker = (sessions: readonly SessionInfo[]) => Promise<string | undefined>;
+
+/**
+ * The session to continue, from `--session`, `--resume` or `--continue` (at most one), or
+ * undefined for a new one. Continuing another workspace's session is said on stderr: the
+ * tools work in this command's workspace, not the one the session started in.
+ */
+async function sessionToContinue(
+  flags: AgentFlags,
+  store: SessionStore,
+  workspace: string,
+  pick: SessionPicker | undefined,
+): Promise<SessionInfo | undefined> {
+  const given = [
+    flags.session === undefined ? undefined : "--session",
+    flags.resume === undefined || flags.resume === false ? undefined : "--resume",
+    flags.continue ? "--continue" : undefined,
+  ].filter((f) => f !== undefined);
+  if (given.length > 1) {
+    throw new UsageError(`${given.join(" and ")} cannot be used together; pick one`);
+  }
+  let found: SessionInfo | undefined;
+  if (flags.continue) {
+    found = store.list().find((s) => s.workspace === workspace);
+    if (found === undefined) {
+      await writeStderr(`rousseau: no earlier session in ${workspace}; starting a new one`);
+      return undefined;
+    }
+  } else if (flags.resume === true) {
+    const mine = store.list().filter((s) => s.workspace === workspace);
+    if (pick === undefined) {
+      throw new UsageError("--resume: give a session id (see rousseau session list), or use -c");
+    }
+    if (mine.length === 0) {
+      await writeStderr(`rousseau: no earlier session in ${workspace}; starting a new one`);
+      return undefined;
+    }
+    const id = await pick(mine);
+    if (id === undefined) return undefined;
+    found = store.find(id);
+  } else {
+    const id = flags.session ?? (typeof flags.resume === "string" ? flags.resume : undefined);
+    if (id === undefined) return undefined;
+    found = store.find(id);
+    if (found === undefined) {
+      throw new UsageError(
+        `${given[0]}: no session ${JSON.stringify(id)} (see rousseau session list)`,
+      );
+    }
+  }
+  if (found !== undefined && found.workspace !== workspace) {
+    await writeStderr(
+      `rousseau: session ${found.id} was started in ${found.workspace}; continuing it in ` +
+        `${workspace} (pass --workspace ${found.workspace} to work there)`,
+    );
+  }
+  return found;
+}
+
 export async function openAgent(
   command: Extract<PolicyCommand, "run" | "chat">,
   flags: AgentFlags,
-  options: { operator?: AskOperator } = {},
+  options: { operator?: AskOperator; pickSession?: SessionPicker } = {},
 ): Promise<AgentSetup> {
   const config = await loadConfig(flags.config).catch((error) => {
     // A broken config file is an error of the run (exit 1), not of its command line.
@@ -138,13 +203,13 @@ export async function openAgent(
   try {
     let sessionId: string;
     let messages: Message[] = [];
-    if (flags.session !== undefined) {
-      const found = store.find(flags.session);
-      if (found === undefined) {
-        throw new UsageError(
-          `--session: no session ${JSON.stringify(flags.session)} (see rousseau session list)`,
-        );
-      }
+    const found = await sessionToContinue(
+      flags,
+      store,
+      context.workspace.roots[0]!,
+      options.pickSession,
+    );
+    if (found !== undefined) {
       sessionId = found.id;
       messages = store.load(sessionId);
     } else {
@@ -155,6 +220,7 @@ export async function openAgent(
       });
     }
     host = await createWorkerHost({ ...context, modules: config.modules, permissions: grants });
+    checkToolNames(config.approver, flags, host.registry.names(), Object.keys(config.mcpServers));
     // Tools of the configured MCP servers join the worker's, behind the same gate.
     sources = await openMcpSources(config, context.workspace, log);
     const tools = toolSourceOf(host, sources, log);

@@ -144,17 +144,30 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
   };
 
   let midLine = false;
+  /** The last thing shown was reasoning (dimmed). */
+  let thinking = false;
   /** Labels of the calls still running, by id; read-only calls run several at a time. */
   const running = new Map<string, string>();
   const onEvent = (event: AgentEvent) => {
     switch (event.type) {
       case "text":
+        if (thinking) {
+          // The answer starts on its own line after the dimmed reasoning.
+          thinking = false;
+          if (midLine) out("\n");
+        }
         out(event.text);
+        midLine = !event.text.endsWith("\n");
+        break;
+      case "thinking":
+        thinking = true;
+        out(paint(color, "2", event.text));
         midLine = !event.text.endsWith("\n");
         break;
       case "tool_use": {
         if (midLine) out("\n");
         midLine = false;
+        thinking = false;
         const label = `→ ${event.name}  ${callSummary(event.name, event.input)}`;
         running.set(event.id, label);
         if (Deno.stdout.isTerminal()) {

@@ -13,6 +13,7 @@ import { didYouMean, type PolicyConfig } from "../approver/mod.ts";
 import type { McpServerConfig } from "../agent/mcp_sources.ts";
 import { DEFAULT_LIMITS, type Limits, parseDuration } from "../tools/mod.ts";
 import { UsageError } from "./errors.ts";
+import { writeSync } from "./output.ts";
 
 type ZodModule = typeof import("zod");
 
@@ -41,11 +42,13 @@ function buildSchema({ z }: ZodModule) {
       model: z.string().optional(),
       max_tokens: count.optional(),
       base_url: z.url().optional(),
+      thinking_budget: z.int().min(1024).optional(),
     }).optional(),
     openai: z.strictObject({
       api_key: z.string().optional(),
       model: z.string().optional(),
       base_url: z.url().optional(),
+      max_tokens: count.optional(),
     }).optional(),
     agent: z.strictObject({
       system_prompt: z.string().optional(),
@@ -329,6 +332,27 @@ function merge(base: unknown, over: unknown): unknown {
   return out;
 }
 
+/** Variables that look like secrets for the user's own tools, not settings (never warned). */
+const SECRET_NAME = /(KEY|TOKEN|SECRET|PASSWORD|CREDENTIALS?)$/;
+
+/**
+ * A misspelled `ROUSSEAU_*` variable is ignored, where the same typo in the file stops
+ * start-up (the environment holds many things that are not ours): say so on stderr.
+ */
+function warnUnknownVariables(names: readonly string[], leaves: readonly string[]): void {
+  const known = leaves.map((path) => `ROUSSEAU_${path.replaceAll(".", "_").toUpperCase()}`);
+  for (const name of names) {
+    if (known.includes(name) || SECRET_NAME.test(name)) continue;
+    const guess = didYouMean(name, known);
+    writeSync(
+      "stderr",
+      `rousseau: environment: ${name} is not a setting and is ignored${
+        guess === undefined ? "" : ` (did you mean ${guess}?)`
+      }\n`,
+    );
+  }
+}
+
 /** Reads and validates the config: `path` (from `--config`) or the default location. */
 export async function loadConfig(
   path: string | undefined,
@@ -365,11 +389,13 @@ export async function loadConfig(
     }
   }
   let values: ConfigFile = {};
+  const rousseauNames = Object.keys(env).filter((name) => name.startsWith("ROUSSEAU_"));
   // Nothing to read (no file, no variables): the defaults need neither YAML nor a schema.
   if (file !== undefined || Object.keys(env).some((name) => ENV_NAME.test(name))) {
     const tools = await loadTooling();
     validate(tools.schema, file ?? "config", raw); // file mistakes are reported against the file
     values = validate(tools.schema, "environment", merge(raw, fromEnvironment(env, tools)));
+    warnUnknownVariables(rousseauNames, leafPaths(tools.schema));
   }
   const bash = values.tools?.bash;
   const limits: Limits = {

@@ -31,7 +31,13 @@ export const KEY_DOCS: Readonly<Record<string, KeyDoc>> = {
   "anthropic.model": { default: `\`${DEFAULT_MODELS.anthropic}\``, text: "Model name." },
   "anthropic.max_tokens": {
     default: String(DEFAULT_MAX_TOKENS),
-    text: "Most tokens in one reply.",
+    text: "Most tokens in one reply (thinking included); a final reply cut by it ends `run` " +
+      "with `error_max_tokens`. Also `ROUSSEAU_ANTHROPIC_MAX_TOKENS`, `--max-tokens`.",
+  },
+  "anthropic.thinking_budget": {
+    default: "off",
+    text: "Turns on extended thinking with this many tokens for it (at least 1024, below " +
+      "`anthropic.max_tokens`); the thinking is shown dimmed in chat and kept in the session.",
   },
   "anthropic.base_url": {
     default: "`https://api.anthropic.com`",
@@ -41,6 +47,12 @@ export const KEY_DOCS: Readonly<Record<string, KeyDoc>> = {
     text: "API key (`OPENAI_API_KEY`); local servers (Ollama, vLLM, llama.cpp) need none.",
   },
   "openai.model": { default: `\`${DEFAULT_MODELS.openai}\``, text: "Model name." },
+  "openai.max_tokens": {
+    default: "the server's",
+    text: "Most tokens in one reply, sent as `max_tokens` (`max_completion_tokens` to " +
+      "api.openai.com). Unset, the server decides (llama-server: until the context is full). " +
+      "Also `ROUSSEAU_OPENAI_MAX_TOKENS`, `--max-tokens`.",
+  },
   "openai.base_url": {
     default: "`https://api.openai.com/v1`",
     text: "Chat Completions base URL, e.g. `http://127.0.0.1:11434/v1` for Ollama; also " +

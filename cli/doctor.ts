@@ -10,6 +10,7 @@ import type { WorkerPermissions } from "../tools/mod.ts";
 import { connectMcpServers } from "../agent/mcp_sources.ts";
 import { checkGrants, grantsFor, mayRun } from "./layers.ts";
 import { type ProviderFlags, providerFrom, providerSettings } from "./provider.ts";
+import { toolProbe } from "./online_probe.ts";
 import { loadConfig } from "./config.ts";
 import { EXIT } from "./errors.ts";
 import { type GlobalFlags, workspaceFrom } from "./options.ts";
@@ -117,6 +118,7 @@ export async function doctorCommand(flags: DoctorFlags): Promise<number> {
     );
     if (flags.online) {
       checks.push(await attempt("online", () => probe(providerSettings(config, flags))));
+      checks.push(await attempt("tool call", () => toolProbe(config, flags)));
     }
     checks.push(
       await attempt("approver", () => {

@@ -34,7 +34,8 @@ anthropic:
   # Keep keys out of files: set ANTHROPIC_API_KEY in the environment instead.
   # api_key: ...
   model: claude-sonnet-4-5
-  # max_tokens: 8192
+  # max_tokens: 8192                          # or --max-tokens; a cut answer is error_max_tokens
+  # thinking_budget: 4096                     # extended thinking (>= 1024, below max_tokens)
   # base_url: https://api.anthropic.com      # or ANTHROPIC_BASE_URL (a proxy, a gateway)
 
 openai:
@@ -45,6 +46,7 @@ openai:
       ? ""
       : "# "
   }base_url: ${openaiUrl}   # Ollama; vLLM, llama.cpp, OpenRouter work the same way
+  # max_tokens: 4096                          # unset: the server decides (llama-server: no limit)
 
 agent:
   # max_iterations: 32                         # model calls per turn before run exits 3
@@ -54,7 +56,9 @@ agent:
   # The worker's runtime grants are derived from it: bash never allowed -> no run grant.
   approver:
     mode: pattern                              # allow_all | deny_all | pattern
-    default: deny                              # when no rule matches: allow | ask | deny
+    # When no rule matches: allow | ask | deny. ask keeps chat asking you about anything
+    # not listed below; run and mcp have nobody to ask, so there it is a denial (exit 4).
+    default: ask
     deny:
       - tool: bash
         command: "^(sudo|rm -rf /)( |$)"

@@ -19,6 +19,11 @@ export interface Logger {
   log(level: Level, message: string, fields?: Record<string, unknown>): void;
   /** True when `level` would be written. */
   enabled(level: Level): boolean;
+  /**
+   * A line written whatever the level (the run header stating the layers), in the log's
+   * format, so `--log-format json` keeps stderr all JSON.
+   */
+  always(message: string, fields?: Record<string, unknown>): void;
 }
 
 /** Flags that shape the log. */
@@ -48,14 +53,19 @@ export function createLogger(
   }
   const min = LEVELS.indexOf(level as Level);
   const enabled = (l: Level) => LEVELS.indexOf(l) >= min;
+  const write = (l: Level, message: string, fields: Record<string, unknown>) => {
+    const line = format === "json"
+      ? JSON.stringify({ time: new Date().toISOString(), level: l, msg: message, ...fields })
+      : `rousseau: ${message}`;
+    writeSync("stderr", line + "\n");
+  };
   return {
     enabled,
     log(l, message, fields = {}) {
-      if (!enabled(l)) return;
-      const line = format === "json"
-        ? JSON.stringify({ time: new Date().toISOString(), level: l, msg: message, ...fields })
-        : `rousseau: ${message}`;
-      writeSync("stderr", line + "\n");
+      if (enabled(l)) write(l, message, fields);
+    },
+    always(message, fields = {}) {
+      write("info", message, fields);
     },
   };
 }

@@ -27,8 +27,7 @@ import { EXIT } from "./errors.ts";
 import { checkGrants, describeLayers, grantsFor, layersLine, mayRun } from "./layers.ts";
 import { createLogger, type LogFlags, type Logger } from "./log.ts";
 import { type GlobalFlags, type LimitFlags, toolContextFrom } from "./options.ts";
-import { writeSync } from "./output.ts";
-import { type PolicyFlags, resolvePolicy } from "./policy.ts";
+import { checkToolNames, type PolicyFlags, resolvePolicy } from "./policy.ts";
 
 /** Flags of `mcp`. */
 export interface McpFlags extends GlobalFlags, LimitFlags, PolicyFlags, LogFlags {}
@@ -66,15 +65,14 @@ export async function mcpCommand(flags: McpFlags, signal: AbortSignal): Promise<
   const context = await toolContextFrom(flags, config, mayRun(policy, "bash"));
   const grants = grantsFor(policy, context.workspace, context.sandbox);
   checkGrants(policy, grants);
-  writeSync(
-    "stderr",
-    layersLine(describeLayers(policy, context.workspace, grants, context.sandbox)) + "\n",
-  );
+  const layers = describeLayers(policy, context.workspace, grants, context.sandbox);
+  log.always(layersLine(layers).replace(/^rousseau: /, ""), { layers });
   await using host = await createWorkerHost({
     ...context,
     modules: config.modules,
     permissions: grants,
   });
+  checkToolNames(config.approver, flags, host.registry.names(), Object.keys(config.mcpServers));
   await using sources = await openMcpSources(config, context.workspace, log);
   const { registry, host: router } = toolSourceOf(host, sources, log);
   const secrets = Object.entries(Deno.env.toObject())

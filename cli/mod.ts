@@ -21,8 +21,8 @@ function collect(value: string, previous: string[] = []): string[] {
 function buildProgram(run: (work: () => Promise<number>) => void, signal: AbortSignal): Command {
   const program = new Command("rousseau")
     .description("A coding agent for the terminal, CI pipelines and locked-down servers.")
-    .version(VERSION, "--version", "print the version and exit")
-    .helpOption("--help", "show help")
+    .version(VERSION, "-v, --version", "print the version and exit")
+    .helpOption("-h, --help", "show help")
     .addOption(
       new Option("--config <file>", "config file (default: ~/.config/rousseau/config.yaml)"),
     )
@@ -45,6 +45,9 @@ function buildProgram(run: (work: () => Promise<number>) => void, signal: AbortS
     .addOption(new Option("--model <name>", "model name (default per provider)"))
     .addOption(new Option("--base-url <url>", "provider base URL (a proxy, Ollama, vLLM, ...)"))
     .addOption(
+      new Option("--max-tokens <n>", "output-token limit per model reply (max_tokens)"),
+    )
+    .addOption(
       new Option("--log-level <level>", "log level on stderr").choices([
         "debug",
         "info",
@@ -54,6 +57,17 @@ function buildProgram(run: (work: () => Promise<number>) => void, signal: AbortS
     )
     .addOption(
       new Option("--log-format <format>", "log format on stderr").choices(["text", "json"]),
+    )
+    .addHelpText(
+      "after",
+      `
+Without a command, rousseau starts chat when stdin and stdout are a terminal.
+-p PROMPT (--print PROMPT) is the same as run PROMPT: one turn, the answer on stdout.
+
+Examples:
+  rousseau
+  rousseau -p "explain what src/main.ts does"
+  rousseau --allow edit chat -c`,
     )
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride()
@@ -74,7 +88,10 @@ function buildProgram(run: (work: () => Promise<number>) => void, signal: AbortS
     .addHelpText(
       "after",
       `
-Exit codes: 0 success, 1 tool error or denial, 2 usage.
+Output: the tool's output on stdout; on a tool error or a denial, the error text on
+stderr (for bash that text holds the command's output, then "bash: exit status N"). --json
+prints one object on stdout either way.
+Exit codes: 0 success, 1 tool error or denial (any non-zero bash status), 2 usage.
 
 Examples:
   rousseau tool read '{"path": "/srv/app/README.md"}'
@@ -93,6 +110,8 @@ Examples:
     .option("--output <format>", "text (the final answer), json (one result object) or stream-json")
     .option("--max-iterations <n>", "most model calls in the turn (default 32)")
     .option("--session <id>", "continue a stored session (see `rousseau session list`)")
+    .option("-c, --continue", "continue the most recent session of this workspace")
+    .option("--resume <id>", "continue the session with this id (the same as --session)")
     .option("--deadline <duration>", "stop the whole run after this long, e.g. 90s, 10m (exit 5)")
     .option("--denials-ok", "exit 0 even when the policy denied tool calls")
     .option("--timeout <duration>", "bash timeout per command, e.g. 500ms, 90s, 2m (default 1m0s)")
@@ -117,6 +136,8 @@ Examples:
   program.command("chat")
     .description("interactive session: streamed replies, tool calls as they happen, approvals")
     .option("--session <id>", "resume a stored session (see `rousseau session list`)")
+    .option("-c, --continue", "continue the most recent session of this workspace")
+    .option("--resume [id]", "continue a session; without an id, pick one of this workspace's")
     .option("--max-iterations <n>", "most model calls per turn (default 32)")
     .option("--timeout <duration>", "bash timeout per command, e.g. 500ms, 90s, 2m (default 1m0s)")
     .addHelpText(
@@ -231,7 +252,10 @@ Examples:
 
   program.command("doctor")
     .description("check the config and show each permission layer as it will be set up")
-    .option("--online", "also contact the provider (its model list) with the configured key")
+    .option(
+      "--online",
+      "also contact the provider: its model list, and one tiny request that offers a tool",
+    )
     .addHelpText(
       "after",
       "\nExit codes: 0 every check passed, 1 a check failed.\n\nExamples:\n  rousseau --config policy.yaml doctor\n  rousseau --provider openai --base-url http://127.0.0.1:11434/v1 doctor --online",
@@ -289,6 +313,24 @@ Examples:
       );
     });
 
+  program.command("completion")
+    .description("print a shell completion script (bash, zsh or fish)")
+    .argument("<shell>", "bash, zsh or fish")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  rousseau completion bash > ~/.local/share/bash-completion/completions/rousseau
+  rousseau completion zsh > "\${fpath[1]}/_rousseau"
+  rousseau completion fish > ~/.config/fish/completions/rousseau.fish`,
+    )
+    .action((shell: string) => {
+      run(async () => {
+        await writeStdout((await import("./completion.ts")).completionScript(shell, program));
+        return EXIT.ok;
+      });
+    });
+
   program.command("version")
     .description("print the version, the Deno version and the build target")
     .addHelpText("after", "\nExample:\n  rousseau version")
@@ -301,6 +343,37 @@ Examples:
       });
     });
   return program;
+}
+
+/**
+ * Habits people bring from other agents (cli.md "Habits"), as the arguments they mean:
+ * `-p PROMPT` / `--print PROMPT` before any command is `run PROMPT`, and no command at all
+ * is `chat` when a person is at a terminal. Only words before the command are looked at,
+ * so a prompt that happens to read `-p` is never rewritten. Returns undefined when there is
+ * no command and nobody at a terminal (help on stderr, exit 2).
+ */
+export function rewriteHabits(
+  args: readonly string[],
+  program: Command,
+  interactive: boolean,
+): string[] | undefined {
+  const takesValue = new Set(
+    program.options.flatMap((o) => o.required || o.optional ? [o.long, o.short] : [])
+      .filter((f): f is string => f !== undefined),
+  );
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === "--") break;
+    if (arg === "-p" || arg === "--print") {
+      return [...args.slice(0, i), "run", ...args.slice(i + 1)];
+    }
+    const joined = /^(?:--print=|-p)(.+)$/s.exec(arg);
+    if (joined !== null) return [...args.slice(0, i), "run", joined[1]!, ...args.slice(i + 1)];
+    if (!arg.startsWith("-")) return [...args]; // the command word
+    if (takesValue.has(arg)) i++;
+    else if (["-h", "--help", "-v", "--version"].includes(arg)) return [...args];
+  }
+  return interactive ? [...args, "chat"] : undefined;
 }
 
 /** Runs the CLI with `args` (without the program name) and returns the exit code. */
@@ -318,8 +391,17 @@ export async function main(args: readonly string[]): Promise<number> {
   let work: (() => Promise<number>) | undefined;
   try {
     const program = buildProgram((w) => work = w, controller.signal);
+    const meant = rewriteHabits(
+      args,
+      program,
+      Deno.stdin.isTerminal() && Deno.stdout.isTerminal(),
+    );
+    if (meant === undefined) {
+      await writeStderr(program.helpInformation());
+      return EXIT.usage;
+    }
     try {
-      await program.parseAsync([...args], { from: "user" });
+      await program.parseAsync(meant, { from: "user" });
     } catch (error) {
       if (error instanceof CommanderError) {
         return error.exitCode === 0 ? EXIT.ok : EXIT.usage;

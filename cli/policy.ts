@@ -5,7 +5,14 @@
  * @module
  */
 
-import { compilePolicy, type Policy, type PolicyConfig, PolicyError } from "../approver/mod.ts";
+import {
+  compilePolicy,
+  didYouMean,
+  LISTS,
+  type Policy,
+  type PolicyConfig,
+  PolicyError,
+} from "../approver/mod.ts";
 import { UsageError } from "./errors.ts";
 
 /** Commands with their own default policy. */
@@ -96,4 +103,46 @@ export function resolvePolicy(
     if (error instanceof PolicyError) throw new UsageError(error.message, { cause: error });
     throw error;
   }
+}
+
+/**
+ * Every tool the policy names, in flags and in config, must exist: a typo such as
+ * `--allow bsh` would otherwise be accepted and silently grant nothing. `registered` are
+ * the registry's names; MCP servers' tools count by their `mcp__<server>__` prefix (their
+ * names are only known once a server answers). Flag mistakes are usage errors (exit 2),
+ * config mistakes errors of the file (exit 1); each names the place and the closest tool.
+ */
+export function checkToolNames(
+  configured: PolicyConfig | undefined,
+  flags: PolicyFlags,
+  registered: readonly string[],
+  mcpServers: readonly string[] = [],
+): void {
+  const known = (name: string) =>
+    registered.includes(name) || mcpServers.some((server) => name.startsWith(`mcp__${server}__`));
+  const unknown = (name: string) => {
+    const near = didYouMean(name, registered);
+    return `unknown tool ${JSON.stringify(name)}${
+      near === undefined ? "" : ` (did you mean ${JSON.stringify(near)}?)`
+    }`;
+  };
+  const listing = `registered tools: ${registered.join(", ")}`;
+  const fromFlags: string[] = [];
+  for (const [flag, values] of [["--allow", flags.allow], ["--deny", flags.deny]] as const) {
+    for (const value of values ?? []) {
+      const tool = flagRule(flag, value).tool.toLowerCase();
+      if (!known(tool)) fromFlags.push(`${flag} ${value}: ${unknown(tool)}`);
+    }
+  }
+  if (fromFlags.length > 0) throw new UsageError([...fromFlags, listing].join("\n"));
+  const fromConfig: string[] = [];
+  for (const list of LISTS) {
+    (configured?.[list] ?? []).forEach((rule, i) => {
+      const tool = rule.tool?.trim().toLowerCase();
+      if (tool !== undefined && !known(tool)) {
+        fromConfig.push(`agent.approver.${list}[${i}].tool: ${unknown(tool)}`);
+      }
+    });
+  }
+  if (fromConfig.length > 0) throw new Error([...fromConfig, listing].join("\n"));
 }

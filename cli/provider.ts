@@ -19,6 +19,8 @@ export interface ProviderFlags {
   readonly model?: string;
   /** `--base-url URL`. */
   readonly baseUrl?: string;
+  /** `--max-tokens N`: the output-token limit of the chosen provider. */
+  readonly maxTokens?: string;
 }
 
 /** Models used when none is configured. */
@@ -57,9 +59,35 @@ export function providerSettings(config: Config, flags: ProviderFlags): {
   };
 }
 
+/** `--max-tokens` as a number, or the configured value (flag > environment > file). */
+export function maxTokensFrom(
+  config: Config,
+  flags: ProviderFlags,
+  name: "anthropic" | "openai",
+): number | undefined {
+  if (flags.maxTokens !== undefined) {
+    const n = Number(flags.maxTokens);
+    if (!/^\d+$/.test(flags.maxTokens.trim()) || !Number.isSafeInteger(n) || n < 1) {
+      throw new UsageError(
+        `--max-tokens: want a whole number of at least 1, got ${JSON.stringify(flags.maxTokens)}`,
+      );
+    }
+    return n;
+  }
+  return name === "anthropic"
+    ? config.values.anthropic?.max_tokens
+    : config.values.openai?.max_tokens;
+}
+
 /** The provider for a command; a missing key is an error that says where to put one. */
-export function providerFrom(config: Config, flags: ProviderFlags): Provider {
+export function providerFrom(
+  config: Config,
+  flags: ProviderFlags,
+  /** `{ maxRetries: 0 }` for a probe that must answer at once (doctor). */
+  retry: { readonly maxRetries?: number } = {},
+): Provider {
   const settings = providerSettings(config, flags);
+  const maxTokens = maxTokensFrom(config, flags, settings.name);
   if (settings.name === "anthropic") {
     if (settings.apiKey === undefined) {
       throw new Error(
@@ -67,10 +95,20 @@ export function providerFrom(config: Config, flags: ProviderFlags): Provider {
           "(or use --provider openai with a local OpenAI-compatible server)",
       );
     }
+    const budget = config.values.anthropic?.thinking_budget;
+    const limit = maxTokens ?? DEFAULT_MAX_TOKENS;
+    if (budget !== undefined && budget >= limit) {
+      throw new Error(
+        `anthropic.thinking_budget (${budget}) must be below the output-token limit (${limit}): ` +
+          "raise anthropic.max_tokens (--max-tokens) or lower the budget",
+      );
+    }
     return createAnthropicProvider({
+      ...retry,
       apiKey: settings.apiKey,
       model: settings.model,
-      maxTokens: config.values.anthropic?.max_tokens ?? DEFAULT_MAX_TOKENS,
+      maxTokens: limit,
+      ...(budget === undefined ? {} : { thinkingBudget: budget }),
       ...(settings.baseUrl === undefined ? {} : { baseUrl: settings.baseUrl }),
     });
   }
@@ -81,8 +119,10 @@ export function providerFrom(config: Config, flags: ProviderFlags): Provider {
     );
   }
   return createOpenAiProvider({
+    ...retry,
     apiKey: settings.apiKey ?? "",
     model: settings.model,
+    ...(maxTokens === undefined ? {} : { maxTokens }),
     ...(settings.baseUrl === undefined ? {} : { baseUrl: settings.baseUrl }),
   });
 }

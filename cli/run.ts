@@ -84,8 +84,9 @@ export async function runCommand(
       : {}),
   });
   const { sessionId, provider, layers, log } = agent;
-  if (output !== "stream-json") writeSync("stderr", layersLine(layers) + "\n");
-  else {
+  if (output !== "stream-json") {
+    log.always(layersLine(layers).replace(/^rousseau: /, ""), { layers });
+  } else {
     line({
       type: "init",
       "session_id": sessionId,
@@ -103,6 +104,10 @@ export async function runCommand(
     switch (event.type) {
       case "text":
         if (output === "stream-json") line({ type: "text", text: event.text });
+        break;
+      case "thinking":
+        // The model's reasoning, kept apart from the answer (never part of `result`).
+        if (output === "stream-json") line({ type: "thinking", text: event.text });
         break;
       case "tool_use":
         if (output === "stream-json") {
@@ -155,7 +160,7 @@ export async function runCommand(
       code = EXIT.failure; // main turns this into 130 or 143
     }
   } else if (turn.subtype === "error_max_iterations") code = RUN_EXIT.budget;
-  else if (turn.subtype === "error") code = EXIT.failure;
+  else if (turn.subtype === "error" || turn.subtype === "error_max_tokens") code = EXIT.failure;
   else if (turn.denials.length > 0 && !flags.denialsOk) code = RUN_EXIT.denied;
 
   const object = {

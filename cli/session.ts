@@ -5,7 +5,7 @@
  */
 
 import type { Message } from "../providers/types.ts";
-import { openSessionStore } from "../agent/session_store.ts";
+import { openSessionStore, type SessionInfo } from "../agent/session_store.ts";
 import { openUndoStore } from "../agent/undo_store.ts";
 import { sessionsPath, undoMaxBytes } from "./agent_setup.ts";
 import { type Config, loadConfig } from "./config.ts";
@@ -30,12 +30,49 @@ function render(message: Message): string[] {
     switch (block.type) {
       case "text":
         return `${message.role}: ${block.text}`;
+      case "thinking":
+        return block.redacted !== undefined
+          ? "(thinking: redacted)"
+          : `(thinking: ${oneLine(block.text)})`;
       case "tool_use":
-        return `→ ${block.name} ${oneLine(JSON.stringify(block.input))}`;
+        return block.rawInput !== undefined
+          ? `→ ${block.name} (input not valid JSON, as sent: ${oneLine(block.rawInput)})`
+          : `→ ${block.name} ${oneLine(JSON.stringify(block.input))}`;
       case "tool_result":
         return `← ${block.isError ? "error: " : ""}${oneLine(block.content)}`;
     }
   });
+}
+
+/** How long ago `iso` was, in the largest unit that fits: `now`, `5m`, `3h`, `2d`. */
+export function age(iso: string, now: number): string {
+  const seconds = Math.max(0, Math.floor((now - Date.parse(iso)) / 1000));
+  if (seconds < 60) return "now";
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m`;
+  if (seconds < 86400) return `${Math.floor(seconds / 3600)}h`;
+  return `${Math.floor(seconds / 86400)}d`;
+}
+
+/** `session list` as text: one row a session under a header, or `no sessions yet`. */
+export function listing(sessions: readonly SessionInfo[], now: number): string {
+  if (sessions.length === 0) return "no sessions yet\n";
+  const rows = [
+    ["ID", "WORKSPACE", "AGE", "TURNS", "FIRST PROMPT"],
+    ...sessions.map((s) => [
+      s.id,
+      s.workspace,
+      age(s.updatedAt, now),
+      String(s.turns),
+      oneLine(s.title, 60),
+    ]),
+  ];
+  const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) =>
+    r.map((cell, i) =>
+      i === 4 ? cell : i === 3 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)
+    )
+      .join("  ").trimEnd() + "\n"
+  ).join("");
 }
 
 /** Removes a session's undo data (and the file copies nothing else needs). */
@@ -62,13 +99,7 @@ export async function sessionCommand(
   if (action === "list") {
     const sessions = store.list();
     if (flags.json) await writeStdout(JSON.stringify(sessions) + "\n");
-    else {
-      await writeStdout(
-        sessions.map((s) =>
-          `${s.id}  ${s.updatedAt}  ${String(s.messages).padStart(3)} msgs  ${s.title}\n`
-        ).join(""),
-      );
-    }
+    else await writeStdout(listing(sessions, Date.now()));
     return EXIT.ok;
   }
   const found = store.find(id!);

@@ -5,14 +5,19 @@
  */
 
 import { join } from "node:path";
-import { createApprover, createAuditFile, createPromptOperator } from "../approver/mod.ts";
+import {
+  createApprover,
+  createAuditFile,
+  createPromptOperator,
+  didYouMean,
+} from "../approver/mod.ts";
 import { callTool } from "../agent/tool_host.ts";
 import { createWorkerHost, resolveReal, type ToolResult } from "../tools/mod.ts";
 import { loadConfig } from "./config.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import { type GlobalFlags, type LimitFlags, toolContextFrom } from "./options.ts";
 import { createLineReader, useColor, writeStderr, writeStdout } from "./output.ts";
-import { type PolicyFlags, resolvePolicy } from "./policy.ts";
+import { checkToolNames, type PolicyFlags, resolvePolicy } from "./policy.ts";
 
 /** Flags of `tool`. */
 export interface ToolFlags extends GlobalFlags, LimitFlags, PolicyFlags {
@@ -33,8 +38,29 @@ async function readStdin(): Promise<string> {
   }
 }
 
+function example(name: string): string {
+  switch (name) {
+    case "bash":
+      return `'{"command": "ls"}'`;
+    case "grep":
+      return `'{"pattern": "TODO", "path": "/abs/dir"}'`;
+    case "write":
+      return `'{"path": "/abs/file", "content": "text"}'`;
+    case "edit":
+      return `'{"path": "/abs/file", "old_string": "a", "new_string": "b"}'`;
+    default:
+      return `'{"path": "/abs/file"}' (see rousseau tools --json for ${name}'s fields)`;
+  }
+}
+
 /** Decodes the input text; a syntax error becomes the tool's own parse error, as for the model. */
 function decodeInput(name: string, text: string): { ok: true; value: unknown } | ToolResult {
+  if (text.trim() === "") {
+    return {
+      output: `${name}: parse input: no input: want one JSON object, e.g. ${example(name)}`,
+      isError: true,
+    };
+  }
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (error) {
@@ -58,10 +84,14 @@ export async function toolCommand(
   await using host = await createWorkerHost({ ...context, modules: config.modules });
   const registry = host.registry;
   if (!registry.has(name)) {
+    const near = didYouMean(name.toLowerCase(), registry.names());
     throw new UsageError(
-      `tool: unknown tool ${JSON.stringify(name)} (registered: ${registry.names().join(", ")})`,
+      `tool: unknown tool ${JSON.stringify(name)}${
+        near === undefined ? "" : ` (did you mean ${JSON.stringify(near)}?)`
+      }; registered: ${registry.names().join(", ")}`,
     );
   }
+  checkToolNames(config.approver, flags, registry.names(), Object.keys(config.mcpServers));
   const fromStdin = json === undefined || json === "-";
   const text = fromStdin ? await readStdin() : json;
   const decoded = decodeInput(name, text);
@@ -99,7 +129,10 @@ export async function toolCommand(
   } else if (result.isError) {
     await writeStderr(result.output);
   } else {
-    await writeStdout(result.output);
+    // Exactly the output for pipes and scripts; at a terminal, end on a line break so the
+    // shell's prompt does not glue onto `edited … (1 replacement)`.
+    const tail = Deno.stdout.isTerminal() && !result.output.endsWith("\n") ? "\n" : "";
+    await writeStdout(result.output + tail);
   }
   return result.isError ? EXIT.failure : EXIT.ok;
 }

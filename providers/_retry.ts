@@ -18,6 +18,17 @@ export interface Failure {
   readonly requestId?: string;
   /** From `retry-after` / `retry-after-ms`, when the server said. */
   readonly retryAfterMs?: number;
+  /** The provider's error type or code, as sent. */
+  readonly errorType?: string;
+  /** The provider's message, as sent. */
+  readonly providerMessage?: string;
+  /** The parsed error body. */
+  readonly body?: unknown;
+  /**
+   * A failure that is known to pass with time (a server loading its model) gets more retries,
+   * each wait capped lower, unless the caller fixed `maxRetries` itself.
+   */
+  readonly patience?: { readonly retries: number; readonly maxDelayMs: number };
 }
 
 /** Retry tuning. */
@@ -85,7 +96,9 @@ export async function* withRetries(
     let shown = false;
     try {
       for await (const event of attempt()) {
-        if (event.type === "text" || event.type === "tool_use_start") shown = true;
+        if (event.type === "text" || event.type === "thinking" || event.type === "tool_use_start") {
+          shown = true;
+        }
         yield event;
       }
       return;
@@ -93,19 +106,26 @@ export async function* withRetries(
       if (signal.aborted) throw signal.reason;
       if (error instanceof ProviderError) throw error;
       const failure = classify(error);
-      if (!failure.transient || shown || tries > maxRetries) {
+      const patience = options.maxRetries === undefined ? failure.patience : undefined;
+      if (!failure.transient || shown || tries > (patience?.retries ?? maxRetries)) {
         const detail = shown && failure.transient
           ? { ...failure, detail: `${failure.detail} (the reply was cut off part way)` }
           : failure;
         throw new ProviderError(failureMessage(provider, detail, tries), {
           ...(failure.status === undefined ? {} : { status: failure.status }),
           ...(failure.requestId === undefined ? {} : { requestId: failure.requestId }),
+          ...(failure.errorType === undefined ? {} : { errorType: failure.errorType }),
+          ...(failure.providerMessage === undefined
+            ? {}
+            : { providerMessage: failure.providerMessage }),
+          ...(failure.body === undefined ? {} : { body: failure.body }),
           transient: failure.transient,
           cause: error,
         });
       }
       const backoff = base * 2 ** (tries - 1) * (0.75 + Math.random() * 0.25);
-      const delayMs = Math.round(Math.min(cap, failure.retryAfterMs ?? backoff));
+      const limit = Math.min(cap, patience?.maxDelayMs ?? cap);
+      const delayMs = Math.round(Math.min(limit, failure.retryAfterMs ?? backoff));
       yield {
         type: "retry",
         attempt: tries,

@@ -1,5 +1,6 @@
 /**
- * The Anthropic Messages API through the official SDK: streaming, tool use, prompt-caching
+ * The Anthropic Messages API through the official SDK: streaming, tool use, extended
+ * thinking (blocks kept with their signatures and sent back unchanged), prompt-caching
  * marks on the system prompt, the tool list and the latest user turns, usage totals. The SDK
  * is imported on first use, so commands that never call a model do not pay for loading it.
  * The SDK's own retries are off: `_retry.ts` owns retrying, for both providers alike.
@@ -7,6 +8,7 @@
  * @module
  */
 
+import { explainConnection, explainHttp, type Target } from "./_errors.ts";
 import { type Failure, retryAfterMs, type RetryOptions, withRetries } from "./_retry.ts";
 import type {
   CompletionRequest,
@@ -29,17 +31,34 @@ export interface AnthropicOptions extends RetryOptions {
   readonly maxTokens: number;
   /** Without `/v1`; default `https://api.anthropic.com`. */
   readonly baseUrl?: string;
+  /**
+   * Extended thinking's budget in tokens (at least 1024, below `maxTokens`); unset, thinking
+   * stays off.
+   */
+  readonly thinkingBudget?: number;
 }
+
+/** The SDK's default base URL. */
+export const ANTHROPIC_BASE_URL = "https://api.anthropic.com";
 
 /** The stream ended without `message_stop`: the connection was lost part way. */
 class StreamCut extends Error {}
 
 const EPHEMERAL = { type: "ephemeral" } as const;
 
-function wireBlock(block: ContentBlock): Record<string, unknown> {
+/**
+ * A block as the API takes it; `undefined` drops it. Thinking goes back exactly as it came
+ * (the API checks the signature, and requires the blocks of the turn in flight when tool use
+ * follows); reasoning without a signature (from another server) cannot be sent at all.
+ */
+function wireBlock(block: ContentBlock): Record<string, unknown> | undefined {
   switch (block.type) {
     case "text":
       return { type: "text", text: block.text };
+    case "thinking":
+      if (block.redacted !== undefined) return { type: "redacted_thinking", data: block.redacted };
+      if (block.signature === undefined) return undefined;
+      return { type: "thinking", thinking: block.text, signature: block.signature };
     case "tool_use":
       return {
         type: "tool_use",
@@ -68,11 +87,18 @@ export function anthropicBody(
   request: CompletionRequest,
   model: string,
   maxTokens: number,
+  thinkingBudget?: number,
 ): Record<string, unknown> {
-  const messages = request.messages.map((message) => ({
-    role: message.role,
-    content: message.content.filter((b) => b.type !== "text" || b.text !== "").map(wireBlock),
-  }));
+  const messages = request.messages.map((message) => {
+    const content = message.content.filter((b) => b.type !== "text" || b.text !== "")
+      .map(wireBlock).filter((b) => b !== undefined);
+    // An answer that was reasoning only, from a server whose reasoning cannot be sent here:
+    // the API refuses empty content, so a placeholder says what was there.
+    if (content.length === 0 && message.role === "assistant") {
+      content.push({ type: "text", text: "(reasoning only; no answer)" });
+    }
+    return { role: message.role, content };
+  });
   let marked = 0;
   for (let i = messages.length - 1; i >= 0 && marked < 2; i--) {
     const message = messages[i]!;
@@ -96,6 +122,9 @@ export function anthropicBody(
       : { system: [{ type: "text", text: request.system, "cache_control": EPHEMERAL }] }),
     messages,
     ...(tools.length === 0 ? {} : { tools }),
+    ...(thinkingBudget === undefined
+      ? {}
+      : { thinking: { type: "enabled", "budget_tokens": thinkingBudget } }),
     stream: true,
   };
 }
@@ -118,7 +147,7 @@ export function decodeArguments(
 
 const STOP_REASONS = new Set(["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal"]);
 
-function classify(sdk: Sdk, error: unknown): Failure {
+function classify(sdk: Sdk, target: Target, error: unknown): Failure {
   const e = error as {
     status?: number;
     requestID?: string | null;
@@ -126,25 +155,27 @@ function classify(sdk: Sdk, error: unknown): Failure {
     error?: { error?: { type?: string; message?: string } };
     message?: string;
   };
-  if (error instanceof sdk.APIConnectionError) {
-    return { transient: true, detail: `cannot reach the API: ${e.message}` };
-  }
+  if (error instanceof sdk.APIConnectionError) return explainConnection(target, error);
   if (error instanceof sdk.APIError) {
     const type = e.error?.error?.type;
-    const text = e.error?.error?.message;
-    const detail = type && text ? `${type}: ${text}` : String(e.message);
+    const message = e.error?.error?.message ?? String(e.message);
     const status = typeof e.status === "number" ? e.status : undefined;
-    const transient = status === undefined
-      ? ["overloaded_error", "api_error", "rate_limit_error"].includes(type ?? "")
-      : status === 408 || status === 409 || status === 429 || status >= 500;
-    const hint = status === 401 ? " (check ANTHROPIC_API_KEY or anthropic.api_key)" : "";
+    const explained = status === undefined
+      // An `error` event inside the stream: no status, the type decides.
+      ? {
+        transient: ["overloaded_error", "api_error", "rate_limit_error"].includes(type ?? ""),
+        detail: type ? `${type}: ${message}` : message,
+      }
+      : explainHttp(target, { status, type, message });
     const wait = retryAfterMs(e.headers);
     return {
-      transient,
-      detail: detail + hint,
+      ...explained,
       ...(status === undefined ? {} : { status }),
       ...(e.requestID ? { requestId: e.requestID } : {}),
       ...(wait === undefined ? {} : { retryAfterMs: wait }),
+      ...(type === undefined ? {} : { errorType: type }),
+      providerMessage: message,
+      ...(e.error === undefined ? {} : { body: e.error }),
     };
   }
   if (error instanceof SyntaxError) {
@@ -164,12 +195,10 @@ async function* streamOnce(
   const blocks: ContentBlock[] = [];
   const open = new Map<
     number,
-    { kind: "text"; text: string } | {
-      kind: "tool";
-      id: string;
-      name: string;
-      json: string;
-    }
+    | { kind: "text"; text: string }
+    | { kind: "thinking"; text: string; signature: string }
+    | { kind: "redacted"; data: string }
+    | { kind: "tool"; id: string; name: string; json: string }
   >();
   const usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
   let stopReason: StopReason = "end_turn";
@@ -189,6 +218,15 @@ async function* streamOnce(
         if (block?.type === "text") {
           open.set(event.index, { kind: "text", text: block.text ?? "" });
           if (block.text) yield { type: "text", text: block.text };
+        } else if (block?.type === "thinking") {
+          open.set(event.index, {
+            kind: "thinking",
+            text: block.thinking ?? "",
+            signature: block.signature ?? "",
+          });
+          if (block.thinking) yield { type: "thinking", text: block.thinking };
+        } else if (block?.type === "redacted_thinking") {
+          open.set(event.index, { kind: "redacted", data: block.data ?? "" });
         } else if (block?.type === "tool_use") {
           open.set(event.index, { kind: "tool", id: block.id, name: block.name, json: "" });
           yield { type: "tool_use_start", id: block.id, name: block.name };
@@ -202,6 +240,11 @@ async function* streamOnce(
           yield { type: "text", text: event.delta.text };
         } else if (event.delta?.type === "input_json_delta" && current?.kind === "tool") {
           current.json += event.delta.partial_json;
+        } else if (event.delta?.type === "thinking_delta" && current?.kind === "thinking") {
+          current.text += event.delta.thinking;
+          yield { type: "thinking", text: event.delta.thinking };
+        } else if (event.delta?.type === "signature_delta" && current?.kind === "thinking") {
+          current.signature += event.delta.signature;
         }
         break;
       }
@@ -209,14 +252,24 @@ async function* streamOnce(
         const current = open.get(event.index);
         open.delete(event.index);
         if (current?.kind === "text") blocks.push({ type: "text", text: current.text });
-        else if (current?.kind === "tool") {
+        else if (current?.kind === "thinking") {
+          blocks.push({
+            type: "thinking",
+            text: current.text,
+            ...(current.signature === "" ? {} : { signature: current.signature }),
+          });
+        } else if (current?.kind === "redacted") {
+          blocks.push({ type: "thinking", text: "", redacted: current.data });
+        } else if (current?.kind === "tool") {
           const decoded = decodeArguments(current.json);
           const block: ToolUseBlock = {
             type: "tool_use",
             id: current.id,
             name: current.name,
             input: decoded.input,
-            ...(decoded.inputError === undefined ? {} : { inputError: decoded.inputError }),
+            ...(decoded.inputError === undefined
+              ? {}
+              : { inputError: decoded.inputError, rawInput: current.json }),
           };
           blocks.push(block);
         }
@@ -252,16 +305,22 @@ export function createAnthropicProvider(options: AnthropicOptions): Provider {
         maxRetries: 0,
       }),
     }));
+  const target: Target = {
+    provider: "anthropic",
+    model: options.model,
+    baseUrl: (options.baseUrl ?? ANTHROPIC_BASE_URL).replace(/\/+$/, ""),
+  };
   return {
     name: "anthropic",
     model: options.model,
+    maxTokens: options.maxTokens,
     async *complete(request, signal) {
       const { sdk, client } = await load();
-      const body = anthropicBody(request, options.model, options.maxTokens);
+      const body = anthropicBody(request, options.model, options.maxTokens, options.thinkingBudget);
       yield* withRetries(
         "anthropic",
         () => streamOnce(client, body, signal),
-        (error) => classify(sdk, error),
+        (error) => classify(sdk, target, error),
         signal,
         options,
       );

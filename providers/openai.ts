@@ -1,12 +1,14 @@
 /**
  * Any OpenAI-compatible chat-completions endpoint (OpenAI, Ollama, vLLM, llama.cpp server,
  * OpenRouter, LiteLLM) through the official SDK. Tool calls are mapped both ways; streamed
- * argument fragments are joined per call index. The SDK loads on first use; its own retries
- * are off (`_retry.ts` owns retrying).
+ * argument fragments are joined per call index; streamed reasoning (`reasoning_content`,
+ * or `reasoning` from newer vLLM and Ollama) is kept as a thinking block. The SDK loads on
+ * first use; its own retries are off (`_retry.ts` owns retrying).
  *
  * @module
  */
 
+import { explainConnection, explainHttp, type Target } from "./_errors.ts";
 import { type Failure, retryAfterMs, type RetryOptions, withRetries } from "./_retry.ts";
 import { decodeArguments } from "./anthropic.ts";
 import type {
@@ -18,6 +20,9 @@ import type {
   StreamEvent,
 } from "./types.ts";
 
+/** The SDK's default base URL. */
+export const OPENAI_BASE_URL = "https://api.openai.com/v1";
+
 type Sdk = typeof import("openai");
 type Client = InstanceType<Sdk["default"]>;
 
@@ -28,13 +33,37 @@ export interface OpenAiOptions extends RetryOptions {
   readonly model: string;
   /** With `/v1`; default `https://api.openai.com/v1`. */
   readonly baseUrl?: string;
-  /** Sent as `max_tokens` when set. */
+  /**
+   * The output-token limit, when set: sent as `max_tokens`, which llama.cpp, vLLM, Ollama
+   * and LiteLLM read; to api.openai.com as `max_completion_tokens`, the only name its
+   * reasoning models (o-series, gpt-5) accept. Unset, the server's default applies
+   * (llama-server: until the context is full).
+   */
   readonly maxTokens?: number;
+}
+
+/** The request field that carries the output-token limit at `baseUrl`. */
+export function maxTokensField(baseUrl: string): "max_tokens" | "max_completion_tokens" {
+  try {
+    return new URL(baseUrl).hostname === "api.openai.com" ? "max_completion_tokens" : "max_tokens";
+  } catch {
+    return "max_tokens";
+  }
 }
 
 class StreamCut extends Error {}
 
-/** The chat-completions message list for a conversation. */
+/**
+ * The chat-completions message list for a conversation.
+ *
+ * Reasoning goes back only on assistant messages that called tools, as `reasoning_content`:
+ * DeepSeek's thinking mode answers 400 when a tool-calling turn's reasoning is missing
+ * ("The reasoning_content in the thinking mode must be passed back to the API",
+ * https://api-docs.deepseek.com/guides/thinking_mode#tool-calls, reported in
+ * anomalyco/opencode#24722), llama.cpp and vLLM accept the field on input (vLLM under either
+ * name, vllm-project/vllm#34030). Plain answers go back without it, as every server expects.
+ * A tool call whose arguments were not valid JSON is replayed with the model's own text.
+ */
 export function openAiMessages(request: CompletionRequest): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   if (request.system !== "") out.push({ role: "system", content: request.system });
@@ -44,11 +73,15 @@ export function openAiMessages(request: CompletionRequest): Record<string, unkno
       const calls = message.content.filter((b) => b.type === "tool_use").map((b) => ({
         id: b.id,
         type: "function",
-        function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) },
+        function: { name: b.name, arguments: b.rawInput ?? JSON.stringify(b.input ?? {}) },
       }));
+      const reasoning = message.content.filter((b) => b.type === "thinking")
+        .map((b) => b.text).join("");
       out.push({
         role: "assistant",
-        content: text === "" ? null : text,
+        // `null` only beside tool calls: OpenAI refuses an assistant message with neither.
+        content: text !== "" ? text : calls.length > 0 ? null : "",
+        ...(calls.length > 0 && reasoning !== "" ? { "reasoning_content": reasoning } : {}),
         ...(calls.length === 0 ? {} : { "tool_calls": calls }),
       });
       continue;
@@ -77,32 +110,31 @@ function finishReason(reason: string | null | undefined): StopReason {
   }
 }
 
-function classify(sdk: Sdk, error: unknown): Failure {
+function classify(sdk: Sdk, target: Target, error: unknown): Failure {
   const e = error as {
     status?: number;
     requestID?: string | null;
     headers?: Headers;
-    error?: { message?: string; type?: string; code?: string };
+    error?: { message?: string; type?: string; code?: string | number };
     message?: string;
   };
-  if (error instanceof sdk.APIConnectionError) {
-    return { transient: true, detail: `cannot reach the endpoint: ${e.message}` };
-  }
+  if (error instanceof sdk.APIConnectionError) return explainConnection(target, error);
   if (error instanceof sdk.APIError) {
     const status = typeof e.status === "number" ? e.status : undefined;
-    const text = e.error?.message ?? e.message ?? "error";
-    const type = e.error?.type ?? e.error?.code;
-    const transient = status === undefined
-      ? /overload|rate|server|timeout/i.test(`${type} ${text}`)
-      : status === 408 || status === 409 || status === 429 || status >= 500;
-    const hint = status === 401 ? " (check OPENAI_API_KEY or openai.api_key)" : "";
+    const message = e.error?.message ?? e.message ?? "error";
+    // llama.cpp's `code` is the HTTP status again; OpenAI's is a word (`model_not_found`).
+    const code = typeof e.error?.code === "string" ? e.error.code : undefined;
+    const type = code ?? e.error?.type;
+    const explained = explainHttp(target, { status, type, message });
     const wait = retryAfterMs(e.headers);
     return {
-      transient,
-      detail: (type ? `${type}: ${text}` : text) + hint,
+      ...explained,
       ...(status === undefined ? {} : { status }),
       ...(e.requestID ? { requestId: e.requestID } : {}),
       ...(wait === undefined ? {} : { retryAfterMs: wait }),
+      ...(type === undefined ? {} : { errorType: type }),
+      providerMessage: message,
+      ...(e.error === undefined ? {} : { body: e.error }),
     };
   }
   if (error instanceof SyntaxError) {
@@ -120,6 +152,7 @@ async function* streamOnce(
   const stream = await client.chat.completions.create(body as any, { signal }) as unknown as // deno-lint-ignore no-explicit-any
   AsyncIterable<any>;
   let text = "";
+  let reasoning = "";
   const calls = new Map<number, { id: string; name: string; args: string; shown: boolean }>();
   const usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
   let finish: string | undefined;
@@ -132,6 +165,17 @@ async function* streamOnce(
     const choice = chunk.choices?.[0];
     if (!choice) continue;
     const delta = choice.delta ?? {};
+    // llama.cpp, DeepSeek and older vLLM say `reasoning_content`; vLLM >= 0.10 and Ollama say
+    // `reasoning` (strands-agents/harness-sdk#2191). The first one present wins.
+    const thought = typeof delta.reasoning_content === "string"
+      ? delta.reasoning_content
+      : typeof delta.reasoning === "string"
+      ? delta.reasoning
+      : "";
+    if (thought !== "") {
+      reasoning += thought;
+      yield { type: "thinking", text: thought };
+    }
     if (typeof delta.content === "string" && delta.content !== "") {
       text += delta.content;
       yield { type: "text", text: delta.content };
@@ -153,7 +197,9 @@ async function* streamOnce(
     if (choice.finish_reason) finish = choice.finish_reason;
   }
   if (finish === undefined) throw new StreamCut("the stream ended before the reply was complete");
-  const content: ContentBlock[] = text === "" ? [] : [{ type: "text", text }];
+  const content: ContentBlock[] = [];
+  if (reasoning !== "") content.push({ type: "thinking", text: reasoning });
+  if (text !== "") content.push({ type: "text", text });
   for (const [, call] of [...calls].sort(([a], [b]) => a - b)) {
     const decoded = decodeArguments(call.args);
     content.push({
@@ -161,11 +207,18 @@ async function* streamOnce(
       id: call.id,
       name: call.name,
       input: decoded.input,
-      ...(decoded.inputError === undefined ? {} : { inputError: decoded.inputError }),
+      ...(decoded.inputError === undefined
+        ? {}
+        : { inputError: decoded.inputError, rawInput: call.args }),
     });
   }
-  // Some servers answer "stop" although they called tools; the calls decide.
-  const stopReason = calls.size > 0 ? "tool_use" : finishReason(finish);
+  // Some servers answer "stop" although they called tools; the calls decide — except a
+  // `length` stop, which says the last call may be cut.
+  const stopReason = finish === "length"
+    ? "max_tokens"
+    : calls.size > 0
+    ? "tool_use"
+    : finishReason(finish);
   const message: Message = { role: "assistant", content };
   yield { type: "message", message, stopReason, usage };
 }
@@ -183,9 +236,15 @@ export function createOpenAiProvider(options: OpenAiOptions): Provider {
         maxRetries: 0,
       }),
     }));
+  const target: Target = {
+    provider: "openai",
+    model: options.model,
+    baseUrl: (options.baseUrl ?? OPENAI_BASE_URL).replace(/\/+$/, ""),
+  };
   return {
     name: "openai",
     model: options.model,
+    ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
     async *complete(request, signal) {
       const { sdk, client } = await load();
       const body: Record<string, unknown> = {
@@ -193,7 +252,9 @@ export function createOpenAiProvider(options: OpenAiOptions): Provider {
         messages: openAiMessages(request),
         stream: true,
         "stream_options": { "include_usage": true },
-        ...(options.maxTokens === undefined ? {} : { "max_tokens": options.maxTokens }),
+        ...(options.maxTokens === undefined
+          ? {}
+          : { [maxTokensField(target.baseUrl)]: options.maxTokens }),
       };
       if (request.tools.length > 0) {
         body.tools = request.tools.map((tool) => ({
@@ -208,7 +269,7 @@ export function createOpenAiProvider(options: OpenAiOptions): Provider {
       yield* withRetries(
         "openai",
         () => streamOnce(client, body, signal),
-        (error) => classify(sdk, error),
+        (error) => classify(sdk, target, error),
         signal,
         options,
       );

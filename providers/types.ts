@@ -22,6 +22,29 @@ export interface ToolUseBlock {
   readonly input: unknown;
   /** Set when the model's argument text could not be decoded: what was wrong with it. */
   readonly inputError?: string;
+  /**
+   * The argument text exactly as the model sent it, kept when it could not be decoded, so
+   * the history replays what the model said (OpenAI-compatible wires carry it verbatim;
+   * Anthropic's wire only takes an object and gets `{}`).
+   */
+  readonly rawInput?: string;
+}
+
+/**
+ * The model's reasoning (Anthropic thinking blocks; `reasoning_content` / `reasoning` of
+ * OpenAI-compatible servers such as llama.cpp, vLLM and DeepSeek). Kept in the history and
+ * shown, never taken for the answer.
+ */
+export interface ThinkingBlock {
+  readonly type: "thinking";
+  readonly text: string;
+  /**
+   * Anthropic's signature: a signed block must go back unchanged when tool use follows;
+   * an unsigned one (from another server) is never sent to Anthropic.
+   */
+  readonly signature?: string;
+  /** Anthropic `redacted_thinking` data (encrypted; `text` is empty), sent back as is. */
+  readonly redacted?: string;
 }
 
 /** The answer to one tool call. */
@@ -34,7 +57,7 @@ export interface ToolResultBlock {
 }
 
 /** Any content block. */
-export type ContentBlock = TextBlock | ToolUseBlock | ToolResultBlock;
+export type ContentBlock = TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock;
 
 /** One turn of the conversation. */
 export interface Message {
@@ -71,6 +94,8 @@ export interface CompletionRequest {
 /** What a completion streams, in order; exactly one `message` ends a successful stream. */
 export type StreamEvent =
   | { readonly type: "text"; readonly text: string }
+  /** A piece of the model's reasoning, as it streams. */
+  | { readonly type: "thinking"; readonly text: string }
   | { readonly type: "tool_use_start"; readonly id: string; readonly name: string }
   | {
     readonly type: "retry";
@@ -91,6 +116,8 @@ export interface Provider {
   readonly name: string;
   /** The model requests go to. */
   readonly model: string;
+  /** The output-token limit sent with each request, when one is (for messages). */
+  readonly maxTokens?: number;
   /** Streams one completion; throws `ProviderError` once retries are spent. */
   complete(request: CompletionRequest, signal: AbortSignal): AsyncIterable<StreamEvent>;
 }
@@ -103,16 +130,36 @@ export class ProviderError extends Error {
   readonly requestId: string | undefined;
   /** True when trying again later might work (rate limit, overload, network). */
   readonly transient: boolean;
+  /**
+   * The provider's own error type or code, as sent (`invalid_request_error`,
+   * `context_length_exceeded`, `exceed_context_size_error`, `overloaded_error`, ...).
+   */
+  readonly errorType: string | undefined;
+  /** The provider's error message, as sent (without our hints). */
+  readonly providerMessage: string | undefined;
+  /** The parsed error body, when the server sent JSON (llama.cpp puts `n_ctx` here). */
+  readonly body: unknown;
 
   constructor(
     message: string,
-    options: { status?: number; requestId?: string; transient?: boolean; cause?: unknown } = {},
+    options: {
+      status?: number;
+      requestId?: string;
+      transient?: boolean;
+      cause?: unknown;
+      errorType?: string;
+      providerMessage?: string;
+      body?: unknown;
+    } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "ProviderError";
     this.status = options.status;
     this.requestId = options.requestId;
     this.transient = options.transient ?? false;
+    this.errorType = options.errorType;
+    this.providerMessage = options.providerMessage;
+    this.body = options.body;
   }
 }
 

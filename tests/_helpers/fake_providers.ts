@@ -29,10 +29,20 @@ export type Step =
   | {
     text?: string;
     tools?: StepTool[];
+    /** `max_tokens` is OpenAI's `finish_reason: "length"`. */
     stop?: "end_turn" | "tool_use" | "max_tokens";
     usage?: { input: number; output: number };
+    /**
+     * Reasoning streamed before the text: an Anthropic `thinking` block (with `signature`,
+     * default `sig_fake_<n>`), or OpenAI-compatible `reasoning_content` deltas (llama.cpp,
+     * DeepSeek; `reasoningField: "reasoning"` for vLLM >= 0.10 and Ollama).
+     */
+    thinking?: string;
+    signature?: string;
+    reasoningField?: "reasoning_content" | "reasoning";
   }
-  | { status: number; headers?: Record<string, string>; error?: StepError }
+  /** An HTTP error: `body` is sent verbatim; else `error` in the dialect's own error shape. */
+  | { status: number; headers?: Record<string, string>; error?: StepError; body?: unknown }
   | { cut: true; text?: string }
   | { sseError: { type: string; message: string } }
   | { hang: true }
@@ -223,6 +233,16 @@ function startFake(steps: Step[], dialect: Dialect): FakeServer {
       [dialect.requestIdHeader]: `req_fake_${n}`,
     };
     if ("status" in step) {
+      if (step.body !== undefined) {
+        return Response.json(step.body, {
+          status: step.status,
+          headers: {
+            "content-type": "application/json",
+            [dialect.requestIdHeader]: `req_fake_${n}`,
+            ...step.headers,
+          },
+        });
+      }
       return errorResponse(
         turn,
         step.status,
@@ -428,6 +448,26 @@ function anthropicDialect(): Dialect {
       }
       const frames = [messageStart(turn, usage.input), event("ping", {})];
       let index = 0;
+      if (step.thinking !== undefined) {
+        frames.push(
+          event("content_block_start", {
+            index,
+            "content_block": { type: "thinking", thinking: "", signature: "" },
+          }),
+          ...pieces(step.thinking, TEXT_PIECE).map((part) =>
+            event("content_block_delta", {
+              index,
+              delta: { type: "thinking_delta", thinking: part },
+            })
+          ),
+          event("content_block_delta", {
+            index,
+            delta: { type: "signature_delta", signature: step.signature ?? `sig_fake_${turn.n}` },
+          }),
+          event("content_block_stop", { index }),
+        );
+        index++;
+      }
       if (step.text !== undefined) {
         frames.push(...textBlock(index, step.text), event("content_block_stop", { index }));
         index++;
@@ -552,7 +592,14 @@ function openaiDialect(): Dialect {
           },
         };
       }
-      const frames = startFrames(turn, step.text);
+      const frames = [chunk(turn, { role: "assistant", content: "" }, null)];
+      if (step.thinking !== undefined) {
+        const field = step.reasoningField ?? "reasoning_content";
+        frames.push(
+          ...pieces(step.thinking, TEXT_PIECE).map((part) => chunk(turn, { [field]: part }, null)),
+        );
+      }
+      frames.push(...startFrames(turn, step.text).slice(1));
       tools.forEach((tool, index) => {
         frames.push(chunk(turn, {
           "tool_calls": [{
@@ -597,5 +644,164 @@ function openaiDialect(): Dialect {
         }\n\n`,
       ];
     },
+  };
+}
+
+// ---------------------------------------------------------------- real error bodies
+//
+// The exact bodies real servers send, as reusable steps. Each names its source.
+
+/**
+ * llama-server's answer to a prompt larger than its context (`-c`): HTTP 400 with the token
+ * counts beside the message. Shape from ggml-org/llama.cpp tools/server
+ * (`server_task_result_error::to_json` adds `n_prompt_tokens` and `n_ctx` for
+ * ERROR_TYPE_EXCEED_CONTEXT_SIZE); the message is the current wording (older builds said
+ * "request (N tokens) exceeds the available context size (M tokens), try increasing it").
+ */
+export function llamaCppContextOverflow(nPromptTokens: number, nCtx = 4096): Step {
+  return {
+    status: 400,
+    body: {
+      error: {
+        code: 400,
+        message: "the request exceeds the available context size, try increasing it",
+        type: "exceed_context_size_error",
+        "n_prompt_tokens": nPromptTokens,
+        "n_ctx": nCtx,
+      },
+    },
+  };
+}
+
+/**
+ * llama-server while its model loads: `503 {"error":{"code":503,"message":"Loading model",
+ * "type":"unavailable_error"}}` (quoted in mostlygeek/llama-swap#146).
+ */
+export function llamaCppLoadingModel(): Step {
+  return {
+    status: 503,
+    body: { error: { code: 503, message: "Loading model", type: "unavailable_error" } },
+  };
+}
+
+/**
+ * llama-server started without `--jinja` (or with `--no-jinja`), to any request carrying
+ * `tools`: a 500 that never goes away (ggml-org/llama.cpp `oaicompat_chat_params_parse`).
+ */
+export function llamaCppNoJinja(): Step {
+  return {
+    status: 500,
+    body: {
+      error: { code: 500, message: "tools param requires --jinja flag", type: "server_error" },
+    },
+  };
+}
+
+/**
+ * vLLM started without `--enable-auto-tool-choice --tool-call-parser`, to a request with
+ * tools: 400 in vLLM's error shape (`type` "BadRequestError", numeric `code`).
+ */
+export function vllmNoToolParser(): Step {
+  return {
+    status: 400,
+    body: {
+      error: {
+        message:
+          '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
+        type: "BadRequestError",
+        param: null,
+        code: 400,
+      },
+    },
+  };
+}
+
+/**
+ * OpenAI's answer to a prompt over the model's window: 400 `context_length_exceeded`, with
+ * the window in the message ("This model's maximum context length is <max> tokens").
+ */
+export function openAiContextLengthExceeded(requested: number, max = 128000): Step {
+  return {
+    status: 400,
+    body: {
+      error: {
+        message: `This model's maximum context length is ${max} tokens. However, your messages ` +
+          `resulted in ${requested} tokens. Please reduce the length of the messages.`,
+        type: "invalid_request_error",
+        param: "messages",
+        code: "context_length_exceeded",
+      },
+    },
+  };
+}
+
+/** OpenAI's unknown model: 404 `model_not_found`. */
+export function openAiModelNotFound(model: string): Step {
+  return {
+    status: 404,
+    body: {
+      error: {
+        message: `The model \`${model}\` does not exist or you do not have access to it.`,
+        type: "invalid_request_error",
+        param: null,
+        code: "model_not_found",
+      },
+    },
+  };
+}
+
+/**
+ * Ollama's OpenAI-compatible answer for a model that was never pulled: 404
+ * `model "<name>" not found, try pulling it first`.
+ */
+export function ollamaModelNotFound(model: string): Step {
+  return {
+    status: 404,
+    body: {
+      error: {
+        message: `model "${model}" not found, try pulling it first`,
+        type: "api_error",
+        param: null,
+        code: null,
+      },
+    },
+  };
+}
+
+/** Ollama, for a model without tool support: 400 `<model> does not support tools`. */
+export function ollamaNoTools(model: string): Step {
+  return {
+    status: 400,
+    body: {
+      error: {
+        message: `registry.ollama.ai/library/${model} does not support tools`,
+        type: "api_error",
+        param: null,
+        code: null,
+      },
+    },
+  };
+}
+
+/**
+ * Anthropic's answer to a prompt over the window: 400 `invalid_request_error`
+ * "prompt is too long: <n> tokens > <max> maximum", with the request id in the body.
+ */
+export function anthropicPromptTooLong(tokens: number, max = 200000): Step {
+  return {
+    status: 400,
+    error: {
+      type: "invalid_request_error",
+      message: `prompt is too long: ${tokens} tokens > ${max} maximum`,
+    },
+  };
+}
+
+/** Anthropic overloaded: 529 `overloaded_error` "Overloaded". */
+export function anthropicOverloaded(retryAfter = "0"): Step {
+  return {
+    status: 529,
+    headers: { "retry-after": retryAfter },
+    error: { type: "overloaded_error", message: "Overloaded" },
   };
 }

@@ -273,6 +273,29 @@ Deno.test("chat: an approved bash call shows the prompt, the tool line, the resu
   assertEquals(toolResults(server, 1), [{ text: "hi\n", isError: false }]);
 });
 
+// Issue 17: a thinking model's reasoning was dropped. Shown dimmed, then the answer on a line
+// of its own; stored in the session, and sent back with its signature (Anthropic).
+Deno.test("chat: reasoning is shown dimmed before the answer", async () => {
+  await using ws = await tmpWorkspace();
+  await using server = startFakeAnthropic([
+    { thinking: "They want a greeting.", signature: "sig_1", text: "Hello." },
+    { text: "Bye." },
+  ]);
+  await using chat = await openChat(server, ws, [], { color: true });
+  await chat.waitForPrompt(1);
+  await chat.line("greet me");
+  const lines = await chat.waitForPrompt(2);
+  assertEquals(after(lines, "› greet me"), ["They want a greeting.", "Hello.", "›"]);
+  assertStringIncludes(await chat.painted(), "\x1b[2mThey want a greeting.");
+  await chat.line("bye");
+  await chat.waitForPrompt(3);
+  assertEquals(server.requests[1]!.body.messages[1].content[0], {
+    type: "thinking",
+    thinking: "They want a greeting.",
+    signature: "sig_1",
+  });
+});
+
 Deno.test("chat: a denial with a reason reaches the model as an error result", async (t) => {
   await using ws = await tmpWorkspace();
   const notes = ws.path("notes.txt");

@@ -53,7 +53,7 @@ Deno.test("doctor: a missing key fails and says what to set; --online reaches th
   });
   assertEquals(missing.code, 1);
   assertMatch(missing.stdout, /FAIL +provider +anthropic: no API key: set ANTHROPIC_API_KEY/);
-  await using server = startFakeAnthropic([]);
+  await using server = startFakeAnthropic([{ text: "ok" }]);
   const online = await runCli(["--workspace", ws.root, "doctor", "--online"], {
     env: { ...KEY, ANTHROPIC_BASE_URL: server.url },
   });
