@@ -110,7 +110,8 @@ function realTarget(path: string): string {
 
 /**
  * Resolves a pending marker left by a call whose process died: the difference between the
- * mirror (the state before that call) and now is what it did. Call under the lock.
+ * mirror (the state before that call) and now is what it did. Call under the workspace's lock
+ * (so the call is not still running in another process) and the store's lock.
  */
 export function settlePending(
   store: UndoStore,
@@ -184,6 +185,14 @@ export function createUndoRecorder(options: UndoRecorderOptions): UndoRecorder {
       if (exists(at)) break; // parents above an existing path are untouched
     }
     let before: Map<string, Entry | null> | undefined;
+    // Held over the call: a bash call of another process in this workspace waits meanwhile.
+    let workspace: Disposable | undefined;
+    try {
+      workspace = await store.lockWorkspaces([key]);
+    } catch (error) {
+      problem(`${path}: could not be kept before the call`, error);
+      return await call();
+    }
     try {
       using _lock = await store.lock();
       const r = record()!;
@@ -218,15 +227,18 @@ export function createUndoRecorder(options: UndoRecorderOptions): UndoRecorder {
           problem(`${path}: could not be recorded after the call`, error);
         }
       }
+      workspace[Symbol.dispose]();
     }
   };
 
   /** Any other tool that may change files: scan before and after. */
   const aroundScan = async <T>(tool: string, call: () => Promise<T>): Promise<T> => {
-    let lock: Disposable | undefined;
+    // The workspace's lock is held over the call; the store's only while its files change.
+    let workspace: Disposable | undefined;
     let before: Mirror | undefined;
     try {
-      lock = await store.lock();
+      workspace = await store.lockWorkspaces([key]);
+      using _lock = await store.lock();
       settlePending(store, key, roots, skip, maxFileBytes);
       const r = record()!;
       store.writeTurn(r);
@@ -252,6 +264,7 @@ export function createUndoRecorder(options: UndoRecorderOptions): UndoRecorder {
     } finally {
       try {
         if (before !== undefined) {
+          using _lock = await store.lock();
           const after = scanTree({ roots, previous: before, sink: store, skip, maxFileBytes });
           const r = record()!;
           mergeChanges(r, diffMirrors(before, after));
@@ -262,7 +275,7 @@ export function createUndoRecorder(options: UndoRecorderOptions): UndoRecorder {
       } catch (error) {
         problem(`${tool}: the workspace could not be scanned after the call`, error);
       } finally {
-        lock?.[Symbol.dispose]();
+        workspace?.[Symbol.dispose]();
       }
     }
   };

@@ -6,16 +6,23 @@
  *   and `mirrors/<key>.pending.json` while a call that may change it runs;
  * - `sessions/<id>/<turn>.json`: what each turn changed (a {@linkcode TurnRecord}).
  *
- * Every change of these files happens under one exclusive lock (`lock`), taken by the
- * recorder around a call and by `undo`; a process killed while holding it releases it
- * (flock), and the next holder finds its pending marker. The objects are bounded by
+ * Two kinds of exclusive lock (flock: a process killed while holding one releases it):
+ * - `locks/<key>`, a workspace's lock, held for the whole of a call that may change that
+ *   workspace (so a concurrent call or `undo` in the same workspace cannot blur what the
+ *   call did) and by `undo`; a pending marker found by the next holder is therefore always
+ *   the mark of a process that died;
+ * - `lock`, the store's lock, held only while the store's files change (scans, records,
+ *   budget), never for the length of a call, so sessions in other workspaces never wait for
+ *   a long command. Order: workspace locks (sorted) first, then the store's lock.
+ *
+ * The objects are bounded by
  * `state.undo.max_bytes`: past it, the oldest turns are dropped, then objects nothing
  * refers to are deleted.
  *
  * @module
  */
 
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { Entry, Mirror } from "./snapshot.ts";
 import { mirrorFromJson, mirrorToJson, type ObjectSink, sha256Hex } from "./snapshot.ts";
 
@@ -100,8 +107,13 @@ export interface Pending {
 export interface UndoStore extends ObjectSink {
   readonly dir: string;
   readonly maxBytes: number;
-  /** Takes the exclusive lock (waits for other processes); dispose to release. */
+  /** Takes the store's exclusive lock (waits for other processes); dispose to release. */
   lock(): Promise<Disposable>;
+  /**
+   * Takes the locks of the workspaces whose mirror keys are `keys` (in sorted order, so two
+   * holders never deadlock); take before {@linkcode lock}. Dispose to release.
+   */
+  lockWorkspaces(keys: readonly string[]): Promise<Disposable>;
   /** The stored bytes of `hash`, checked; undefined when missing or damaged. */
   get(hash: string): Uint8Array | undefined;
   /** Bytes the objects take. */
@@ -125,6 +137,45 @@ export interface UndoStore extends ObjectSink {
   enforceBudget(): void;
 }
 
+/**
+ * An exclusive flock on `path` (created), after the holders queued before it in this process:
+ * two descriptors of one process would otherwise both wait on the kernel in no fixed order.
+ */
+async function flock(path: string, queues: Map<string, Promise<void>>): Promise<Disposable> {
+  const previous = queues.get(path) ?? Promise.resolve();
+  let release!: () => void;
+  const mine = new Promise<void>((resolve) => release = resolve);
+  queues.set(path, mine);
+  const done = () => {
+    if (queues.get(path) === mine) queues.delete(path);
+    release();
+  };
+  await previous;
+  try {
+    await Deno.mkdir(dirname(path), { recursive: true, mode: 0o700 });
+    const file = await Deno.open(path, { read: true, write: true, create: true, mode: 0o600 });
+    try {
+      await file.lock(true);
+    } catch (error) {
+      file.close();
+      throw error;
+    }
+    return {
+      [Symbol.dispose]() {
+        try {
+          file.unlockSync();
+        } finally {
+          file.close();
+          done();
+        }
+      },
+    };
+  } catch (error) {
+    done();
+    throw error;
+  }
+}
+
 /** Opens (creating lazily) the undo store of `stateDir`. */
 export function openUndoStore(
   stateDir: string,
@@ -146,8 +197,8 @@ export function openUndoStore(
   const made = new Set<string>();
   /** The last mirror written or read, to skip re-reading an unchanged file. */
   const mirrorCache = new Map<string, { stamp: string; mirror: Mirror }>();
-  /** In-process queue: flock does not exclude two descriptors of one process from waiting. */
-  let queue: Promise<void> = Promise.resolve();
+  /** In-process queues by lock file: one waiter a file at a time within this process. */
+  const queues = new Map<string, Promise<void>>();
 
   const objectPath = (hash: string) => join(objects, hash.slice(0, 2), hash.slice(2));
   const ensure = (path: string) => Deno.mkdirSync(path, { recursive: true, mode: 0o700 });
@@ -266,40 +317,30 @@ export function openUndoStore(
     dir,
     maxBytes,
     async lock() {
-      const previous = queue;
-      let release!: () => void;
-      queue = new Promise((resolve) => release = resolve);
-      await previous;
+      const held = await flock(join(dir, "lock"), queues);
+      return {
+        [Symbol.dispose]() {
+          fresh.clear();
+          exhausted = false;
+          held[Symbol.dispose]();
+        },
+      };
+    },
+    async lockWorkspaces(keys) {
+      const held: Disposable[] = [];
+      const release = () => {
+        for (const lock of held.reverse()) lock[Symbol.dispose]();
+      };
       try {
-        ensure(dir);
-        const file = await Deno.open(join(dir, "lock"), {
-          read: true,
-          write: true,
-          create: true,
-          mode: 0o600,
-        });
-        try {
-          await file.lock(true);
-        } catch (error) {
-          file.close();
-          throw error;
+        for (const key of [...new Set(keys)].sort()) {
+          if (!/^[0-9a-f]+$/.test(key)) throw new TypeError(`undo: bad workspace key ${key}`);
+          held.push(await flock(join(dir, "locks", key), queues));
         }
-        return {
-          [Symbol.dispose]() {
-            fresh.clear();
-            exhausted = false;
-            try {
-              file.unlockSync();
-            } finally {
-              file.close();
-              release();
-            }
-          },
-        };
       } catch (error) {
         release();
         throw error;
       }
+      return { [Symbol.dispose]: release };
     },
     put(hash, bytes) {
       const path = objectPath(hash);

@@ -12,7 +12,12 @@ import { type AuditSink, canonicalJson, createAuditFile } from "../approver/mod.
 import { openSessionStore } from "../agent/session_store.ts";
 import type { Entry } from "../agent/snapshot.ts";
 import { hasChanges, settledTurns, type UndoOutcome, undoTurns } from "../agent/undo.ts";
-import { openUndoStore, type RecordedChange, type TurnRecord } from "../agent/undo_store.ts";
+import {
+  openUndoStore,
+  type RecordedChange,
+  type TurnRecord,
+  type UndoStore,
+} from "../agent/undo_store.ts";
 import { sessionsPath, undoMaxBytes } from "./agent_setup.ts";
 import { type Config, loadConfig } from "./config.ts";
 import { EXIT, UsageError } from "./errors.ts";
@@ -60,6 +65,14 @@ export function changeWord(change: RecordedChange): string {
 }
 
 /**
+ * The locks of the workspaces the session's turns changed: a call still running there (in
+ * another process) is waited for, so its pending marker is not taken for a dead one's.
+ */
+function lockWorkspacesOf(store: UndoStore, sessionId: string): Promise<Disposable> {
+  return store.lockWorkspaces(store.listTurns(sessionId).map((r) => r.mirror));
+}
+
+/**
  * Undoes the last `turns` turns of `sessionId` under the store's lock, records it in the audit
  * log, and says what happened.
  */
@@ -71,6 +84,7 @@ export async function performUndo(
   const store = openUndoStore(config.stateDir, { maxBytes: undoMaxBytes(config) });
   let outcome: UndoOutcome;
   {
+    using _workspaces = await lockWorkspacesOf(store, sessionId);
     using _lock = await store.lock();
     outcome = undoTurns(store, sessionId, {
       turns: options.turns ?? 1,
@@ -224,6 +238,7 @@ export async function undoCommand(session: string | undefined, flags: UndoFlags)
     const store = openUndoStore(config.stateDir, { maxBytes: undoMaxBytes(config) });
     let records: TurnRecord[];
     {
+      using _workspaces = await lockWorkspacesOf(store, sessionId);
       using _lock = await store.lock();
       records = settledTurns(store, sessionId, config.protectedPaths).filter(hasChanges);
     }

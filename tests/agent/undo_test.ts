@@ -286,3 +286,46 @@ Deno.test("a pending call without its mirror is reported, never read as 'everyth
   assertEquals(outcome.removed, []);
   assertEquals(captureEntry(ws.path("f"))?.kind, "file");
 });
+
+Deno.test("a long call in one workspace holds its workspace only, never the whole store", async () => {
+  await using a = await setup();
+  // A second process's view: its own store object (its own descriptors) on the same state dir.
+  const otherRoot = join(a.root, "..", "other");
+  await Deno.mkdir(otherRoot);
+  const other = createUndoRecorder({
+    store: openUndoStore(a.state),
+    sessionId: "s2",
+    roots: [otherRoot],
+  });
+  a.recorder.beginTurn(1, "long");
+  let finish!: () => void;
+  const held = new Promise<void>((resolve) => finish = resolve);
+  let started!: () => void;
+  const running = new Promise<void>((resolve) => started = resolve);
+  const long = a.recorder.around("bash", {}, false, async () => {
+    await Deno.writeTextFile(a.path("slow.txt"), "slow\n");
+    started();
+    await held;
+  });
+  await running;
+  // The other workspace's calls go through while the long call runs.
+  other.beginTurn(1, "quick");
+  await other.around("bash", {}, false, () => Deno.writeTextFile(join(otherRoot, "q"), "q\n"));
+  await other.endTurn();
+  // An undo of the long call's workspace waits for the call to end.
+  const otherStore = openUndoStore(a.state);
+  let undone = false;
+  const waiting = (async () => {
+    using _ws = await otherStore.lockWorkspaces([mirrorKey([a.root])]);
+    undone = true;
+  })();
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assertEquals(undone, false);
+  finish();
+  await long;
+  await a.recorder.endTurn();
+  await waiting;
+  assertEquals(undone, true);
+  const outcome = await undo(a.store);
+  assertEquals(outcome.removed, [a.path("slow.txt")]);
+});
