@@ -29,6 +29,10 @@ import { mirrorFromJson, mirrorToJson, type ObjectSink, sha256Hex } from "./snap
 /** Bumped when the mirror's rows change shape; an older file is scanned again. */
 const MIRROR_VERSION = 2;
 
+/** Why a dropped turn cannot be undone. */
+export const DROPPED =
+  "its undo data was dropped to keep the store within state.undo.max_bytes (oldest turns first)";
+
 /** The default of `state.undo.max_bytes`: 256 MiB. */
 export const DEFAULT_UNDO_MAX_BYTES = 256 * 1024 * 1024;
 
@@ -50,6 +54,8 @@ export interface TurnRecord {
   ended?: string;
   /** When it was undone. */
   undone?: string;
+  /** When its kept contents were dropped to stay within `state.undo.max_bytes`. */
+  dropped?: string;
   readonly roots: readonly string[];
   /** The mirror the turn's calls were scanned against. */
   readonly mirror: string;
@@ -293,7 +299,7 @@ export function openUndoStore(
 
   /** Drops the oldest turns (never the active one) until the objects take at most `limit`. */
   const drop = (limit: number) => {
-    const records = allRecords().sort((a, b) =>
+    const records = allRecords().filter((r) => r.dropped === undefined).sort((a, b) =>
       a.started < b.started ? -1 : a.started > b.started ? 1 : 0
     );
     // Mirrors are kept here: a scan in progress reuses what its mirror refers to.
@@ -304,11 +310,14 @@ export function openUndoStore(
       );
       if (index === -1) break; // only the running turn and the mirrors are left
       const [oldest] = records.splice(index, 1);
-      try {
-        Deno.removeSync(join(sessions, oldest!.session, `${oldest!.turn}.json`));
-      } catch (error) {
-        if (!(error instanceof Deno.errors.NotFound)) throw error;
-      }
+      // The record stays, emptied, so `undo` and `--list` say why the turn cannot be undone
+      // instead of silently skipping to an older one.
+      store.writeTurn({
+        ...oldest!,
+        changes: {},
+        problems: { "*": DROPPED },
+        dropped: new Date().toISOString(),
+      });
       collect(records, mirrorSets);
     }
   };

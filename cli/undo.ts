@@ -54,6 +54,11 @@ function turnsText(turns: readonly number[]): string {
   return turns.length === 1 ? `turn ${turns[0]}` : `turns ${turns[0]}–${turns.at(-1)}`;
 }
 
+/** A path and why it cannot be put back; `*` (the whole call or turn) shows the reason only. */
+function notUndoableLine(path: string, why: string): string {
+  return path === "*" ? why : `${path}: ${why}`;
+}
+
 /** One word for how a path changed. */
 export function changeWord(change: RecordedChange): string {
   const { before, after } = change;
@@ -115,8 +120,8 @@ export async function performUndo(
   }
   if (failed) {
     stderr.push(
-      `undo: ${plural(outcome.notUndoable.length, "path")} could not be put back:\n` +
-        outcome.notUndoable.map((n) => `  ${n.path}: ${n.why}`).join("\n"),
+      `undo: not everything ${which} changed could be put back:\n` +
+        outcome.notUndoable.map((n) => `  ${notUndoableLine(n.path, n.why)}`).join("\n"),
     );
   }
   if (outcome.kept.length > 0) {
@@ -166,7 +171,7 @@ export function listText(sessionId: string, records: readonly TurnRecord[]): str
       lines.push(`  ${changeWord(r.changes[path]!).padEnd(8)} ${path}`);
     }
     for (const [path, why] of Object.entries(r.problems).sort()) {
-      lines.push(`  not undoable ${path}: ${why}`);
+      lines.push(`  not undoable ${notUndoableLine(path, why)}`);
     }
   }
   return lines.join("\n") + "\n";

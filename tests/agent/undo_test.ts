@@ -14,7 +14,7 @@ import {
 } from "../../agent/snapshot.ts";
 import { undoTurns } from "../../agent/undo.ts";
 import { createUndoRecorder, type UndoRecorder } from "../../agent/undo_recorder.ts";
-import { mirrorKey, openUndoStore, type UndoStore } from "../../agent/undo_store.ts";
+import { DROPPED, mirrorKey, openUndoStore, type UndoStore } from "../../agent/undo_store.ts";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 
 /** A workspace and a state dir, removed afterwards. */
@@ -192,13 +192,27 @@ Deno.test("the store stays within state.undo.max_bytes; the oldest turns go firs
     });
     assert(ws.store.totalBytes() <= maxBytes, `after turn ${n}: ${ws.store.totalBytes()}`);
   }
-  const left = ws.store.listTurns("s1").map((r) => r.turn);
+  const records = ws.store.listTurns("s1");
+  const left = records.filter((r) => r.dropped === undefined).map((r) => r.turn);
   assert(left.length < 4 && left.at(-1) === 4, `turns left: ${left}`);
   assertEquals(left, Array.from({ length: left.length }, (_, i) => 5 - left.length + i));
+  // The dropped turns are still there, empty, saying why (never silently skipped).
+  for (const r of records.filter((r) => r.dropped !== undefined)) {
+    assertEquals([r.changes, r.problems], [{}, { "*": DROPPED }]);
+  }
   // What is left can still be undone, newest first.
   const outcome = await undo(ws.store, { turns: left.length });
   assertEquals(outcome.turns, left);
+  assertEquals(outcome.notUndoable, []);
   assertEquals(await Deno.readTextFile(ws.path("d")), "d".repeat(1000));
+  // One more turn back is a dropped one: named, nothing written.
+  const dropped = await undo(ws.store);
+  assertEquals(dropped.turns, [left[0]! - 1]);
+  assertEquals(dropped.notUndoable, [{ path: "*", why: DROPPED }]);
+  assertEquals(
+    await Deno.readTextFile(ws.path(["a", "b", "c", "d"][left[0]! - 2]!)),
+    `${left[0]! - 1}`.repeat(1000),
+  );
 });
 
 Deno.test("changes under .git and protected paths are not recorded", async () => {
