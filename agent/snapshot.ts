@@ -103,8 +103,19 @@ interface Stat {
   readonly size: number;
   /** Milliseconds, with the sub-millisecond part when the source gives it. */
   readonly mtime: number;
+  /**
+   * The mtime truncated to whole milliseconds, exactly as `Deno.lstat` gives it: the
+   * fingerprint of a file not read must be the same whichever walk saw it.
+   */
+  readonly mtimeMs: number;
   readonly ctime: number;
   readonly ino: number;
+}
+
+/** `%T@` (`seconds.fraction`) in whole milliseconds, truncated, without float rounding. */
+function wholeMs(text: string): number {
+  const [seconds, fraction = ""] = text.split(".");
+  return Number(seconds) * 1000 + Number(fraction.padEnd(3, "0").slice(0, 3));
 }
 
 function statOf(info: Deno.FileInfo): Stat {
@@ -113,6 +124,7 @@ function statOf(info: Deno.FileInfo): Stat {
     mode: (info.mode ?? 0) & 0o7777,
     size: info.size,
     mtime: info.mtime?.getTime() ?? 0,
+    mtimeMs: info.mtime?.getTime() ?? 0,
     ctime: info.ctime?.getTime() ?? 0,
     ino: info.ino ?? 0,
   };
@@ -149,7 +161,7 @@ function fileEntry(
   maxFileBytes: number,
 ): Entry {
   const { mode } = stat;
-  const stamp = `${stat.size}:${stat.mtime}:${stat.ino}`;
+  const stamp = `${stat.size}:${stat.mtimeMs}:${stat.ino}`;
   if (stat.size > maxFileBytes) {
     return {
       kind: "file",
@@ -300,6 +312,7 @@ function findTree(roots: readonly string[], skip: readonly string[]): [string, S
       mode,
       size: Number(size),
       mtime: Number(mtime) * 1000,
+      mtimeMs: wholeMs(mtime!),
       ctime: Number(ctime) * 1000,
       ino: Number(ino),
     }]);
@@ -359,7 +372,8 @@ export function scanTree(options: ScanOptions): Mirror {
     } catch {
       continue; // removed between the listing and the read
     }
-    mirror.set(path, { entry, ...stat, seen });
+    const { mtimeMs: _, ...kept } = stat;
+    mirror.set(path, { entry, ...kept, seen });
   }
   return mirror;
 }

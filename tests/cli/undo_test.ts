@@ -105,11 +105,15 @@ function turnSteps(root: string): Step[] {
 
 const ALLOW = ["--allow", "write", "--allow", "edit", "--allow", "bash"];
 
-async function runTurn(root: string, steps: Step[]): Promise<string> {
+async function runTurn(
+  root: string,
+  steps: Step[],
+  extraEnv: Record<string, string> = {},
+): Promise<string> {
   await using server = startFakeAnthropic(steps);
   const out = await runCli(
     ["--workspace", root, ...ALLOW, "run", "--output", "json", "change things"],
-    { env: env(server) },
+    { env: { ...env(server), ...extraEnv } },
   );
   assertEquals(out.code, 0, out.stderr);
   return JSON.parse(out.stdout).session_id;
@@ -187,6 +191,7 @@ for (const withGit of [false, true]) {
 
   Deno.test(`undo refuses over a person's later edit of a file the agent wrote (${where})`, async () => {
     await using ws = await workspace(withGit);
+    const before = await tree(ws.root);
     const session = await runTurn(ws.root, turnSteps(ws.root));
     await Deno.writeTextFile(ws.path("over.txt"), "the person's version\n");
     const changed = await tree(ws.root);
@@ -199,15 +204,27 @@ for (const withGit of [false, true]) {
         `restore anyway):\n  ${ws.path("over.txt")}\n`,
     );
     assertEquals(await tree(ws.root), changed);
+    const audit = (await Deno.readTextFile(join(TEST_HOME, "data", "rousseau", "audit.jsonl")))
+      .trim().split("\n").map((line) => JSON.parse(line));
+    const refusal = audit.findLast((e) => e.tool === "undo" && e.session_id === session);
+    assertEquals([refusal.event, refusal.source], ["tool.error", "cli"]);
+    assertStringIncludes(refusal.reason, ws.path("over.txt"));
 
     const json = await runCli(["undo", session, "--json"]);
     assertEquals(json.code, 1);
-    assertEquals(JSON.parse(json.stdout).conflicts, [ws.path("over.txt")]);
+    assertEquals(JSON.parse(json.stdout), {
+      "session_id": session,
+      turns: [1],
+      restored: [],
+      removed: [],
+      conflicts: [ws.path("over.txt")],
+    });
     assertEquals(await tree(ws.root), changed);
 
+    // --force: everything back as before the turn, the person's edit of over.txt included.
     const forced = await runCli(["undo", session, "--force"]);
     assertEquals(forced.code, 0, forced.stderr);
-    assertEquals(await Deno.readTextFile(ws.path("over.txt")), "old contents\n");
+    assertEquals(await tree(ws.root), before);
   });
 }
 
@@ -269,8 +286,15 @@ Deno.test("undo: a turn killed mid-way (SIGKILL) is still undoable for what it d
   await child.status;
   await reader.cancel();
   await child.stderr.cancel();
-  // Without a sandbox nothing reaps a SIGKILLed parent's children; clean up by hand.
-  await new Deno.Command("pkill", { args: ["-f", marker] }).output();
+  // Without a sandbox nothing reaps a SIGKILLed parent's children: end the test's own
+  // command (found by its unique marker) by its process id.
+  const found = await new Deno.Command("pgrep", { args: ["-f", marker], stdout: "piped" })
+    .output();
+  for (const pid of new TextDecoder().decode(found.stdout).split("\n").filter(Boolean)) {
+    try {
+      Deno.kill(Number(pid), "SIGKILL");
+    } catch { /* already gone */ }
+  }
   assertEquals(await Deno.readTextFile(ws.path("half.txt")), "half\n");
 
   const listed = await runCli(["undo", init.session_id, "--list"]);
@@ -323,4 +347,91 @@ Deno.test("undo is recorded in the audit log; session delete removes the undo da
   assertEquals(deleted.code, 0, deleted.stderr);
   const gone = await Deno.stat(records).then(() => false, () => true);
   assert(gone, "the session's undo records are deleted with it");
+});
+
+Deno.test("undo: a workspace without a session has nothing to undo, and says so", async () => {
+  await using ws = await tmpWorkspace();
+  const out = await runCli(["--workspace", ws.root, "undo"]);
+  assertEquals(out, { code: 0, stdout: `nothing to undo: no session in ${ws.root}\n`, stderr: "" });
+  const json = await runCli(["--workspace", ws.root, "undo", "--json"]);
+  assertEquals(json.code, 0, json.stderr);
+  assertEquals(JSON.parse(json.stdout), {
+    "session_id": null,
+    turns: [],
+    restored: [],
+    removed: [],
+    conflicts: [],
+  });
+});
+
+Deno.test("undo: a file over the size limit is named as not undoable; the rest comes back", async () => {
+  await using ws = await tmpWorkspace({ files: { "small.txt": "small\n" } });
+  const size = 16 * 1024 * 1024 + 1;
+  await Deno.writeFile(ws.path("big.bin"), new Uint8Array(size).fill(0x61));
+  const session = await runTurn(ws.root, [
+    { tools: [{ name: "bash", input: { command: "printf b >> big.bin && echo x > small.txt" } }] },
+    { text: "Done." },
+  ]);
+  const why = "over the size limit of 16777216 bytes";
+  const listed = await runCli(["undo", session, "--list"]);
+  assertEquals(listed.code, 0, listed.stderr);
+  assertStringIncludes(listed.stdout, `  not undoable ${ws.path("big.bin")}: ${why}\n`);
+  const out = await runCli(["undo", session]);
+  assertEquals(out.code, 1);
+  assertEquals(
+    out.stdout,
+    `undid turn 1 of session ${session}: 1 path restored, 0 paths removed\n` +
+      `restored ${ws.path("small.txt")}\n`,
+  );
+  assertEquals(
+    out.stderr,
+    "rousseau: undo: not everything turn 1 changed could be put back:\n" +
+      `  ${ws.path("big.bin")}: ${why}\n`,
+  );
+  assertEquals(await Deno.readTextFile(ws.path("small.txt")), "small\n");
+  assertEquals((await Deno.stat(ws.path("big.bin"))).size, size + 1);
+});
+
+Deno.test("undo: state.undo.max_bytes drops the oldest turns, and undo says so", async () => {
+  // A state directory of its own: the small budget must not drop other tests' turns.
+  const home = await Deno.makeTempDir({ prefix: "rousseau-undo-budget-" });
+  try {
+    const budget = { XDG_DATA_HOME: home, ROUSSEAU_STATE_UNDO_MAX_BYTES: "10000" };
+    await using ws = await tmpWorkspace({
+      files: { "a.txt": "a".repeat(6000), "b.txt": "b".repeat(6000) },
+    });
+    const write = (name: string, text: string): Step[] => [
+      { tools: [{ name: "write", input: { path: ws.path(name), content: text } }] },
+      { text: "Done." },
+    ];
+    const first = await runTurn(ws.root, write("a.txt", "1".repeat(6000)), budget);
+    const second = await runTurn(ws.root, write("b.txt", "2".repeat(6000)), budget);
+    let stored = 0;
+    for await (const prefix of Deno.readDir(join(home, "rousseau", "undo", "objects"))) {
+      for await (
+        const file of Deno.readDir(join(home, "rousseau", "undo", "objects", prefix.name))
+      ) {
+        stored +=
+          (await Deno.stat(join(home, "rousseau", "undo", "objects", prefix.name, file.name))).size;
+      }
+    }
+    assert(stored <= 10000, `objects take ${stored} bytes`);
+
+    const dropped =
+      "its undo data was dropped to keep the store within state.undo.max_bytes (oldest turns first)";
+    const listed = await runCli(["undo", first, "--list"], { env: budget });
+    assertStringIncludes(listed.stdout, `  not undoable ${dropped}\n`);
+    const out = await runCli(["undo", first], { env: budget });
+    assertEquals(out.code, 1);
+    assertEquals(
+      out.stderr,
+      `rousseau: undo: not everything turn 1 changed could be put back:\n  ${dropped}\n`,
+    );
+    assertEquals(await Deno.readTextFile(ws.path("a.txt")), "1".repeat(6000));
+    const kept = await runCli(["undo", second], { env: budget });
+    assertEquals(kept.code, 0, kept.stderr);
+    assertEquals(await Deno.readTextFile(ws.path("b.txt")), "b".repeat(6000));
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
 });
