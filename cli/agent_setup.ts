@@ -234,11 +234,14 @@ export async function openAgent(
       source: "model",
       sessionId,
       ...(options.operator === undefined ? {} : { operator: options.operator }),
-      undo: createUndoRecorder({
-        store: openUndoStore(config.stateDir, { maxBytes: undoMaxBytes(config) }),
-        sessionId,
-        roots: context.workspace.roots,
-        protectedPaths: config.protectedPaths,
+      // state.undo.max_bytes = 0 turns undo off (no copies, no scans before bash calls).
+      ...(undoMaxBytes(config) === 0 ? {} : {
+        undo: createUndoRecorder({
+          store: openUndoStore(config.stateDir, { maxBytes: undoMaxBytes(config) }),
+          sessionId,
+          roots: context.workspace.roots,
+          protectedPaths: config.protectedPaths,
+        }),
       }),
     };
     const opened = host;
@@ -260,8 +263,8 @@ export async function openAgent(
         const message = { role: "user" as const, content: [{ type: "text" as const, text }] };
         messages.push(message);
         store.append(sessionId, message);
-        const undo = gate.undo!;
-        undo.beginTurn(turnNumber(messages), text);
+        const undo = gate.undo;
+        undo?.beginTurn(turnNumber(messages), text);
         return runTurn(messages, {
           provider,
           gate,
@@ -270,7 +273,7 @@ export async function openAgent(
           signal,
           onEvent,
           onMessage: (added) => store.append(sessionId, added),
-        }).finally(() => undo.endTurn());
+        }).finally(() => undo?.endTurn());
       },
       layers: describeLayers(policy, context.workspace, grants, context.sandbox),
       log,

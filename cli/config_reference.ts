@@ -134,7 +134,7 @@ export const KEY_DOCS: Readonly<Record<string, KeyDoc>> = {
   "state.undo.max_bytes": {
     default: "`268435456` (256 MiB)",
     text: "Most bytes of file copies `undo` keeps (the workspace's mirror included); " +
-      "the oldest turns go first.",
+      "the oldest turns go first. `0` turns undo off.",
   },
   "mcp_servers.<name>.command": {
     text: "An MCP server on stdio whose tools join as `mcp__<name>__<tool>` (docs/mcp.md). " +

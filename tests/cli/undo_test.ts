@@ -435,3 +435,22 @@ Deno.test("undo: state.undo.max_bytes drops the oldest turns, and undo says so",
     await Deno.remove(home, { recursive: true });
   }
 });
+
+Deno.test("undo: state.undo.max_bytes = 0 turns undo off: nothing kept, nothing to undo", async () => {
+  const home = await Deno.makeTempDir({ prefix: "rousseau-undo-off-" });
+  try {
+    const off = { XDG_DATA_HOME: home, ROUSSEAU_STATE_UNDO_MAX_BYTES: "0" };
+    await using ws = await tmpWorkspace({ files: { "a.txt": "a\n" } });
+    const session = await runTurn(ws.root, [
+      { tools: [{ name: "bash", input: { command: "echo b > a.txt" } }] },
+      { text: "Done." },
+    ], off);
+    const gone = await Deno.stat(join(home, "rousseau", "undo")).then(() => false, () => true);
+    assert(gone, "no undo data is written");
+    const out = await runCli(["undo", session], { env: off });
+    assertEquals(out, { code: 0, stdout: `nothing to undo in session ${session}\n`, stderr: "" });
+    assertEquals(await Deno.readTextFile(ws.path("a.txt")), "b\n");
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
