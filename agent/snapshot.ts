@@ -70,6 +70,8 @@ export const DEFAULT_UNDO_MAX_FILE_BYTES = 16 * 1024 * 1024;
 /** Where file contents go; `put` says false when the store's budget is spent. */
 export interface ObjectSink {
   put(hash: string, bytes: Uint8Array): boolean;
+  /** False when `bytes` more would not fit (so a file not kept for want of room is not read again). */
+  room?(bytes: number): boolean;
 }
 
 /** SHA-256 in hex. */
@@ -262,11 +264,15 @@ function under(path: string, prefixes: readonly string[]): boolean {
   return prefixes.some((p) => path === p || path.startsWith(p.endsWith("/") ? p : p + "/"));
 }
 
-function reusable(cached: Cached | undefined, stat: Stat): cached is Cached {
+function reusable(cached: Cached | undefined, stat: Stat, sink: ObjectSink): cached is Cached {
   if (cached === undefined) return false;
   const entry = cached.entry;
-  // Contents that could not be stored for want of room are tried again.
-  if (entry.kind === "file" && !entry.stored && entry.why?.startsWith("the undo store")) {
+  // Contents that could not be stored for want of room are tried again once there is room;
+  // until then they are not read again at every scan (a tree larger than the budget).
+  if (
+    entry.kind === "file" && !entry.stored && entry.why?.startsWith("the undo store") &&
+    (sink.room?.(stat.size) ?? true)
+  ) {
     return false;
   }
   return entry.kind === "file" && stat.type === "f" && cached.size === stat.size &&
@@ -366,7 +372,7 @@ export function scanTree(options: ScanOptions): Mirror {
     const cached = previous.get(path);
     let entry: Entry;
     try {
-      entry = reusable(cached, stat)
+      entry = reusable(cached, stat, options.sink)
         ? cached.entry
         : entryOf(path, stat, options.sink, maxFileBytes);
     } catch {

@@ -375,6 +375,10 @@ export function openUndoStore(
       total += bytes.length;
       return true;
     },
+    room(bytes) {
+      total ??= computeTotal();
+      return total + bytes <= maxBytes || !exhausted;
+    },
     get(hash) {
       try {
         const bytes = Deno.readFileSync(objectPath(hash));

@@ -352,3 +352,32 @@ Deno.test("a long call in one workspace holds its workspace only, never the whol
   const outcome = await undo(a.store);
   assertEquals(outcome.removed, [a.path("slow.txt")]);
 });
+
+Deno.test("a tree larger than the budget is not read again at every scan", async () => {
+  await using ws = await setup();
+  for (const name of ["a", "b", "c"]) await Deno.writeTextFile(ws.path(name), name.repeat(100));
+  let puts = 0;
+  let room = false;
+  const full = {
+    put: () => {
+      puts++;
+      return false;
+    },
+    room: () => room,
+  };
+  // Seen well after the files' ctime, so the racy-git rule does not force a re-read.
+  const later = () => Date.now() + 10_000;
+  const first = scanTree({ roots: [ws.root], sink: full, now: later });
+  assertEquals(puts, 3);
+  const entry = first.get(ws.path("a"))?.entry;
+  assertEquals(
+    entry?.kind === "file" && entry.why,
+    "the undo store is full (state.undo.max_bytes)",
+  );
+  const second = scanTree({ roots: [ws.root], sink: full, previous: first, now: later });
+  assertEquals(puts, 3, "not read again while there is no room");
+  assertEquals(diffMirrors(first, second), []);
+  room = true;
+  scanTree({ roots: [ws.root], sink: full, previous: second, now: later });
+  assertEquals(puts, 6, "tried again once there is room");
+});
