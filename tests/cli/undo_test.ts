@@ -454,3 +454,26 @@ Deno.test("undo: state.undo.max_bytes = 0 turns undo off: nothing kept, nothing 
     await Deno.remove(home, { recursive: true });
   }
 });
+
+Deno.test("undo: without SESSION, the most recent session of this workspace", async () => {
+  await using ws = await tmpWorkspace({ files: { "a.txt": "a\n", "b.txt": "b\n" } });
+  await using elsewhere = await tmpWorkspace({ files: { "c.txt": "c\n" } });
+  const write = (path: string): Step[] => [
+    { tools: [{ name: "write", input: { path, content: "agent\n" } }] },
+    { text: "Done." },
+  ];
+  await runTurn(ws.root, write(ws.path("a.txt")));
+  const latest = await runTurn(ws.root, write(ws.path("b.txt")));
+  await runTurn(elsewhere.root, write(elsewhere.path("c.txt")));
+  const out = await runCli(["--workspace", ws.root, "undo", "--json"]);
+  assertEquals(out.code, 0, out.stderr);
+  assertEquals(JSON.parse(out.stdout), {
+    "session_id": latest,
+    turns: [1],
+    restored: [ws.path("b.txt")],
+    removed: [],
+    conflicts: [],
+  });
+  assertEquals(await Deno.readTextFile(ws.path("a.txt")), "agent\n");
+  assertEquals(await Deno.readTextFile(elsewhere.path("c.txt")), "agent\n");
+});
