@@ -282,6 +282,14 @@ Deno.test("undo: a turn killed mid-way (SIGKILL) is still undoable for what it d
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   const init = JSON.parse(((await reader.read()).value ?? "").split("\n")[0]!);
   await waitForProcess(marker, 60_000);
+  // The command line shows up before its first commands ran: wait for what it does first.
+  for (
+    let i = 0;
+    i < 600 && !await Deno.stat(ws.path("half.txt")).then(() => true, () => false);
+    i++
+  ) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
   child.kill("SIGKILL");
   await child.status;
   await reader.cancel();
