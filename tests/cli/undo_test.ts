@@ -485,3 +485,23 @@ Deno.test("undo: without SESSION, the most recent session of this workspace", as
   assertEquals(await Deno.readTextFile(ws.path("a.txt")), "agent\n");
   assertEquals(await Deno.readTextFile(elsewhere.path("c.txt")), "agent\n");
 });
+
+// The classic loss: an agent "cleans up" with git and a person's uncommitted work is gone:
+// https://github.com/anthropics/claude-code/issues/16098 (`git checkout -- .` lost a day of
+// work), https://github.com/anthropics/claude-code/issues/62710 (`git checkout` of one file).
+Deno.test("undo: uncommitted work that a git checkout and git clean threw away comes back", async () => {
+  await using ws = await workspace(true);
+  await Deno.writeTextFile(ws.path("over.txt"), "uncommitted work\n");
+  await Deno.writeTextFile(ws.path("untracked.txt"), "never committed\n");
+  const before = await tree(ws.root);
+  const session = await runTurn(ws.root, [
+    { tools: [{ name: "bash", input: { command: "git checkout -- over.txt && git clean -fq" } }] },
+    { text: "Cleaned." },
+  ]);
+  assertEquals(await Deno.readTextFile(ws.path("over.txt")), "old contents\n");
+  assertEquals((await tree(ws.root))["untracked.txt"], undefined);
+  const out = await runCli(["undo", session, "--json"]);
+  assertEquals(out.code, 0, out.stderr);
+  assertEquals(JSON.parse(out.stdout).restored, [ws.path("over.txt"), ws.path("untracked.txt")]);
+  assertEquals(await tree(ws.root), before);
+});
