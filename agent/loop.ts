@@ -21,6 +21,7 @@ import type {
   ToolUseBlock,
 } from "../providers/types.ts";
 import { addUsage, NO_USAGE, ProviderError, type Usage } from "../providers/types.ts";
+import type { ContextManager } from "./context.ts";
 import { callTool, type GateOptions } from "./tool_host.ts";
 import type { AgentEvent, Denial, TurnResult } from "./types.ts";
 
@@ -40,6 +41,8 @@ export interface TurnOptions {
   readonly onEvent?: (event: AgentEvent) => void;
   /** Stops the provider stream and the running tools. */
   readonly signal: AbortSignal;
+  /** Keeps the requests inside the model's window (compaction; agent/context.ts). */
+  readonly context?: ContextManager;
 }
 
 /** The error text of an exhausted budget. */
@@ -110,6 +113,7 @@ export function toolSpecs(gate: GateOptions): ToolSpec[] {
 export async function runTurn(messages: Message[], options: TurnOptions): Promise<TurnResult> {
   const { provider, gate, signal } = options;
   const emit = options.onEvent ?? (() => {});
+  const model = options.context?.wrap(provider, emit) ?? provider;
   const tools = toolSpecs(gate);
   const denials: Denial[] = [];
   let usage: Usage = NO_USAGE;
@@ -195,7 +199,7 @@ export async function runTurn(messages: Message[], options: TurnOptions): Promis
       iterations++;
       let reply: Message | undefined;
       for await (
-        const event of provider.complete({ system: options.system, messages, tools }, signal)
+        const event of model.complete({ system: options.system, messages, tools }, signal)
       ) {
         if (event.type === "text") {
           streamed += event.text;

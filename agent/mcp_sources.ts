@@ -318,10 +318,10 @@ export function joinMcpSources(
   return {
     registry: new Registry([...own, ...extra]),
     host: {
-      call: (name, input, signal) =>
+      call: (name, input, signal, scope) =>
         mcp.handles(name) && !base.registry.has(name)
           ? mcp.call(name, input, signal)
-          : base.host.call(name, input, signal),
+          : base.host.call(name, input, signal, scope),
     },
   };
 }

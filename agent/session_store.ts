@@ -11,6 +11,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import type { ContentBlock, Message } from "../providers/types.ts";
+import type { ContextRecord } from "./context.ts";
 
 /** A session's summary. */
 export interface SessionInfo {
@@ -40,6 +41,13 @@ export interface SessionStore extends Disposable {
   load(id: string, repair?: boolean): Message[];
   /** Appends one message (one transaction). */
   append(id: string, message: Message): void;
+  /**
+   * Appends a context record (a compaction, a learned window). The messages themselves are
+   * never rewritten: a compaction is stored beside them, so `session show` tells both.
+   */
+  appendContext(id: string, record: ContextRecord): void;
+  /** The session's context records, in order. */
+  loadContext(id: string): ContextRecord[];
   /** Every session, newest first. */
   list(): SessionInfo[];
   /** Removes a session; false when there was none. */
@@ -95,6 +103,13 @@ export function openSessionStore(path: string): SessionStore {
       seq INTEGER NOT NULL,
       role TEXT NOT NULL,
       content TEXT NOT NULL,
+      created_at TEXT NOT NULL,
+      PRIMARY KEY (session_id, seq)
+    );
+    CREATE TABLE IF NOT EXISTS context_records (
+      session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+      seq INTEGER NOT NULL,
+      record TEXT NOT NULL,
       created_at TEXT NOT NULL,
       PRIMARY KEY (session_id, seq)
     );
@@ -176,6 +191,18 @@ export function openSessionStore(path: string): SessionStore {
       return messages;
     },
     append,
+    appendContext(id, record) {
+      db.prepare(
+        `INSERT INTO context_records (session_id, seq, record, created_at)
+         VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM context_records WHERE session_id = ?), ?, ?)`,
+      ).run(id, id, JSON.stringify(record), new Date().toISOString());
+    },
+    loadContext(id) {
+      const rows = db.prepare(
+        "SELECT record FROM context_records WHERE session_id = ? ORDER BY seq",
+      ).all(id) as { record: string }[];
+      return rows.map((row) => JSON.parse(row.record) as ContextRecord);
+    },
     list() {
       return db.prepare(`${summary} ORDER BY s.updated_at DESC`).all().map(toInfo);
     },

@@ -81,12 +81,12 @@ export async function callTool(
     ...(options.sessionId === undefined ? {} : { sessionId: options.sessionId }),
   };
   let decision: Decision;
+  let mayReturn: ((realPath: string) => Promise<boolean>) | undefined;
   try {
-    decision = await settle(
-      await options.approver.approve(request, signal),
-      request,
-      options.operator,
-    );
+    const verdict = await options.approver.approve(request, signal);
+    decision = await settle(verdict, request, options.operator);
+    // Files the call reads without naming them (grep over a directory) are judged one by one.
+    if (decision.decision === "allow") mayReturn = options.approver.scope?.(request, verdict);
   } catch (error) {
     // An approver that fails never lets a call through.
     decision = {
@@ -102,7 +102,8 @@ export async function callTool(
   }
   await record("tool.execute", decision.rule ? { rule: decision.rule } : {});
   const started = performance.now();
-  const run = () => options.host.call(name, input, signal);
+  const run = () =>
+    options.host.call(name, input, signal, mayReturn === undefined ? undefined : { mayReturn });
   const readOnly = options.registry.get(name)?.readOnly === true;
   const result = options.undo ? await options.undo.around(name, input, readOnly, run) : await run();
   const duration = Math.round(performance.now() - started);

@@ -46,7 +46,26 @@ export type AgentEvent =
     readonly reason: string;
   }
   /** One provider call finished (`iteration` counts from 1). */
-  | { readonly type: "step"; readonly iteration: number; readonly usage: Usage };
+  | { readonly type: "step"; readonly iteration: number; readonly usage: Usage }
+  /** The conversation was compacted to fit the context window (agent/context.ts). */
+  | ({ readonly type: "compaction" } & Compaction);
+
+/** Why a compaction happened: near the window, a "too long" error, or `/compact`. */
+export type CompactionReason = "threshold" | "overflow" | "manual";
+
+/** What one compaction did. */
+export interface Compaction {
+  readonly reason: CompactionReason;
+  /** Old tool results replaced by stubs. */
+  readonly elided: number;
+  /** Messages replaced by a summary (0: none). */
+  readonly summarized: number;
+  /** Estimated tokens of the request before and after. */
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+  /** The window in force, when known. */
+  readonly window: number | undefined;
+}
 
 /** How a turn ended. */
 export type TurnEnd =

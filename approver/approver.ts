@@ -10,7 +10,8 @@ import { resolve } from "node:path";
 import type { RE2JS } from "re2js";
 import { canonicalJson } from "./canonical_json.ts";
 import { compilePolicy, type ListName, type Policy, type Rule } from "./rules.ts";
-import { splitCommands, type SplitResult } from "./shell.ts";
+import { pathScope } from "./path_scope.ts";
+import { commandTooLong, splitCommands, type SplitResult } from "./shell.ts";
 import type { ApprovalRequest, Approver, Decision, PolicyConfig } from "./types.ts";
 
 /** The reason an `ask` becomes when nobody can answer it. */
@@ -133,6 +134,9 @@ export async function evaluate(
   if (policy.mode === "deny_all") return denial(policy.reason ?? "denied by policy", "mode");
   const facts = gather(request, options.resolvePath ?? ((p) => Promise.resolve(resolve(p))));
   const fallback = policy.reason ?? "denied by pattern policy";
+  // Checks are bounded: a line too long to check is denied, whatever the rules say.
+  const tooLong = facts.commandLine === undefined ? undefined : commandTooLong(facts.commandLine);
+  if (tooLong !== undefined) return denial(tooLong, "limit");
   for (const rule of policy.lists.deny) {
     if (await denyMatches(rule, facts)) return denial(rule.reason ?? fallback, rule.label);
   }
@@ -177,6 +181,7 @@ export function createApprover(
   return {
     policy,
     approve: (request) => evaluate(policy, request, options),
+    scope: (request, decision) => pathScope(policy, request, decision),
   };
 }
 

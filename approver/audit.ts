@@ -1,7 +1,15 @@
 /**
  * The audit trail: one JSON object a line, appended under an exclusive lock, each line
  * holding `prev`, the SHA-256 of the line before it, so any edit, removal or reordering
- * breaks the chain, and `seq`, its position, so the break can be named. Inputs are cut to 1 KiB and secrets are redacted before writing.
+ * breaks the chain, and `seq`, its position, so the break can be named. Inputs are cut to
+ * 1 KiB and secrets are redacted before writing.
+ *
+ * The chain's head (the last line's `seq` and hash) is kept beside the log, in `<log>.head`,
+ * replaced atomically under the same lock with every line: the chain alone cannot tell a log
+ * whose last lines were dropped, or that was emptied or rewritten whole, from an intact one.
+ * A writer that finds the log and its head disagreeing never papers over it: it chains the
+ * next line onto the head (so the gap stays visible in the log), or, with no head at all
+ * beside a non-empty log, starts the next line with an all-zero `prev` (see `verifyChain`).
  *
  * @module
  */
@@ -73,6 +81,35 @@ function cut(text: string, max: number): string {
   return new TextDecoder().decode(bytes.subarray(0, end)) + "…";
 }
 
+/** What a line holds of a call's input. */
+interface InputFields {
+  /** The input, redacted, cut to `MAX_INPUT` bytes. */
+  readonly input: string;
+  /** SHA-256 of the whole redacted input, so what lies past the cut is still pinned down. */
+  readonly "input_sha256": string;
+  /** Length of the whole redacted input in UTF-8 bytes. */
+  readonly "input_bytes": number;
+}
+
+/**
+ * The input fields of a line. A cut alone would let a payload hide past 1 KiB of padding;
+ * the hash and length of the whole input pin down what ran, and a transcript's call (say,
+ * from `session show`) can be matched against the line by redacting and hashing it the same
+ * way. The hash is of the *redacted* text on purpose: a hash of the raw input would let
+ * anyone who reads the log confirm a guessed secret (put the guess back, hash, compare), an
+ * offline dictionary attack on every short password or token that was redacted. The redacted
+ * text still binds everything but the secret values.
+ */
+function inputFields(input: string, secrets: readonly string[] | undefined): InputFields {
+  const redacted = redact(input, secrets);
+  const bytes = new TextEncoder().encode(redacted);
+  return {
+    input: cut(redacted, MAX_INPUT),
+    "input_sha256": createHash("sha256").update(bytes).digest("hex"),
+    "input_bytes": bytes.length,
+  };
+}
+
 /** SHA-256 of `text` (as UTF-8) in lower-case hex. */
 function sha256Sync(text: string): string {
   return createHash("sha256").update(text, "utf8").digest("hex");
@@ -107,6 +144,116 @@ function lastLine(file: Deno.FsFile, size: number): string | undefined {
   }
 }
 
+/** The chain's end: the last line's `seq` and the SHA-256 of that line. */
+export interface ChainHead {
+  readonly seq: number;
+  readonly hash: string;
+}
+
+/** Where the head of the log at `path` is kept: beside it, `<path>.head`. */
+export function headPathOf(path: string): string {
+  return `${path}.head`;
+}
+
+/**
+ * The head kept in the text of a head file, or the reason the text is not one. A head is
+ * `{"seq":N,"hash":"<64 hex>"}` and a newline.
+ */
+export function parseHead(text: string): ChainHead | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return "not JSON";
+  }
+  const head = value as { seq?: unknown; hash?: unknown } | null;
+  if (
+    typeof head !== "object" || head === null || !Number.isSafeInteger(head.seq) ||
+    (head.seq as number) < 1 || typeof head.hash !== "string" || !/^[0-9a-f]{64}$/.test(head.hash)
+  ) {
+    return 'not {"seq": N, "hash": "<SHA-256>"}';
+  }
+  return { seq: head.seq as number, hash: head.hash };
+}
+
+/** The head file's text for `head`. */
+function headText(head: ChainHead): string {
+  return JSON.stringify({ seq: head.seq, hash: head.hash }) + "\n";
+}
+
+/** The head beside the log at `path`: undefined when there is none, a string when damaged. */
+function readHeadSync(path: string): ChainHead | string | undefined {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(headPathOf(path));
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    return `unreadable: ${(error as Error).message}`;
+  }
+  return parseHead(text);
+}
+
+/**
+ * Replaces the head beside the log at `path` in one step (a rename over it), so a reader
+ * sees the old head or the new one, never a part. Called under the log's exclusive lock,
+ * which is why one fixed temporary name is enough.
+ */
+function writeHeadSync(path: string, head: ChainHead): void {
+  const target = headPathOf(path);
+  const temporary = `${target}.tmp`;
+  // Whatever a crash (or anyone) left under the temporary name goes first: a symlink there
+  // must not be followed by the write.
+  try {
+    Deno.removeSync(temporary);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  Deno.writeTextFileSync(temporary, headText(head), { mode: 0o600, createNew: true });
+  Deno.renameSync(temporary, target);
+}
+
+/** The `seq` and `prev` of a line, where it has them. */
+function fieldsOf(line: string): { seq?: number; prev?: string } {
+  try {
+    const entry = JSON.parse(line);
+    return {
+      ...(typeof entry?.seq === "number" ? { seq: entry.seq } : {}),
+      ...(typeof entry?.prev === "string" ? { prev: entry.prev } : {}),
+    };
+  } catch {
+    return {}; // a damaged line: the chain check reports it
+  }
+}
+
+/**
+ * Where the next line of the log hooks on, from the log's last line and the head beside it
+ * (read under the lock): normally the last line, which the head names. When they disagree
+ * (lines dropped from the end, an emptied or rewritten log) the next line hooks onto the
+ * head, so `verifyChain` names the gap at that line for good; a last line one past the head
+ * and chained onto it is a write whose head update was cut short (the process died between
+ * the two), and is continued. With no usable head beside a non-empty log, nothing tells what
+ * the log should end with: the next line starts over with an all-zero `prev`, which
+ * `verifyChain` reports, instead of vouching for whatever the log now holds.
+ */
+function nextLink(
+  last: string | undefined,
+  head: ChainHead | string | undefined,
+): { prev: string; seq: number } {
+  const fields = last === undefined ? {} : fieldsOf(last);
+  if (typeof head === "object") {
+    if (last !== undefined) {
+      const hash = sha256Sync(last);
+      if (hash === head.hash) return { prev: hash, seq: head.seq + 1 };
+      if (fields.seq === head.seq + 1 && fields.prev === head.hash) {
+        return { prev: hash, seq: fields.seq + 1 };
+      }
+    }
+    return { prev: head.hash, seq: head.seq + 1 };
+  }
+  if (last === undefined) return { prev: GENESIS, seq: 1 };
+  return { prev: GENESIS, seq: (fields.seq ?? 0) + 1 };
+}
+
 /** The chain's end as this process last wrote it. */
 interface Tail {
   readonly dev: number;
@@ -138,14 +285,15 @@ export function createAuditFile(
     return Deno.openSync(path, { read: true, write: true, create: true, mode: 0o600 });
   };
   const append = async (event: AuditEvent): Promise<void> => {
+    const recorded = inputFields(event.input, options.secrets);
     using file = open();
     // The lock is awaited: another process holding it must not stall this event loop (the
     // tool worker's confinement proofs are answered on it).
     await file.lock(true);
     try {
       const info = file.statSync();
-      let prev = GENESIS;
-      let seq = 1;
+      let prev: string;
+      let seq: number;
       if (
         tail !== undefined && tail.dev === info.dev && tail.ino === info.ino &&
         tail.size === info.size
@@ -153,22 +301,13 @@ export function createAuditFile(
         prev = tail.hash;
         seq = tail.seq + 1;
       } else {
-        const last = lastLine(file, info.size);
-        if (last !== undefined) {
-          prev = sha256Sync(last);
-          try {
-            const before = JSON.parse(last).seq;
-            seq = typeof before === "number" ? before + 1 : 1;
-          } catch {
-            seq = 1; // a damaged last line: the chain check reports it
-          }
-        }
+        ({ prev, seq } = nextLink(lastLine(file, info.size), readHeadSync(path)));
       }
       const entry = {
         seq,
         time: clock().toISOString(),
         ...event,
-        input: cut(redact(event.input, options.secrets), MAX_INPUT),
+        ...recorded,
         ...(event.reason === undefined ? {} : { reason: redact(event.reason, options.secrets) }),
         prev,
       };
@@ -177,11 +316,13 @@ export function createAuditFile(
       file.seekSync(0, Deno.SeekMode.End);
       let written = 0;
       while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
+      const hash = sha256Sync(line);
+      writeHeadSync(path, { seq, hash });
       tail = {
         dev: info.dev,
         ino: info.ino,
         size: info.size + bytes.length,
-        hash: sha256Sync(line),
+        hash,
         seq,
       };
     } catch (error) {
@@ -233,6 +374,15 @@ export async function verifyChain(text: string): Promise<ChainBreak | undefined>
     const expected = i === 0 ? GENESIS : hashes[i - 1];
     if (prev === expected) continue;
     const n = i + 1;
+    const previous = entries[i - 1]?.seq;
+    if (i > 0 && prev === GENESIS && typeof previous === "number" && seq === previous + 1) {
+      return {
+        line: n,
+        problem: `line ${n} starts a new chain after ${i} line${i === 1 ? "" : "s"}: ` +
+          "when it was written the head file beside the log was missing or damaged, " +
+          `so lines may have been removed from the end before line ${n}`,
+      };
+    }
     const other = hashes.indexOf(prev as string);
     if (other !== -1) {
       return {
@@ -281,9 +431,143 @@ export async function verifyChain(text: string): Promise<ChainBreak | undefined>
   return undefined;
 }
 
+/** `count` lines, worded. */
+function plural(count: number, one: string, many: string): string {
+  return `${count} ${count === 1 ? one : many}`;
+}
+
+/**
+ * Checks the end of an intact chain (`verifyChain` found nothing) against the head kept
+ * beside the log: `head` is what the head file held (undefined: no head file; a string: why
+ * it is not a head). `headPath` names the file in messages. A log and a head that are both
+ * absent or empty pass: nothing was audited yet.
+ */
+export function verifyHead(
+  text: string,
+  head: ChainHead | string | undefined,
+  headPath: string,
+): ChainBreak | undefined {
+  const lines = text.split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  const count = lines.length;
+  if (head === undefined) {
+    if (count === 0) return undefined;
+    return {
+      line: count,
+      problem: `the head file ${headPath} is missing: lines may have been removed from the end ` +
+        "(rousseau writes it with every line; check against a head kept elsewhere with --head)",
+    };
+  }
+  if (typeof head === "string") {
+    return {
+      line: count,
+      problem: `the head file ${headPath} is damaged (${head}): it was edited`,
+    };
+  }
+  if (count === 0) {
+    return {
+      line: 1,
+      problem: `the log is empty but its head records ${
+        plural(head.seq, "entry", "entries")
+      }: the log was emptied or replaced`,
+    };
+  }
+  const hashes = lines.map(sha256Sync);
+  const seqs = lines.map((line, i) => fieldsOf(line).seq ?? i + 1);
+  const last = seqs.at(-1)!;
+  if (hashes.at(-1) === head.hash && last === head.seq) return undefined;
+  const short = `${head.hash.slice(0, 12)}…`;
+  if (last < head.seq) {
+    const gone = head.seq - last;
+    return {
+      line: count + 1,
+      problem: `the log ends at entry ${last} but its head records entry ${head.seq}: ` +
+        `${plural(gone, "line was", "lines were")} removed from the end, or removed elsewhere ` +
+        "and the chain after them rewritten",
+    };
+  }
+  const at = seqs.indexOf(head.seq);
+  if (last > head.seq && at !== -1 && hashes[at] === head.hash) {
+    return {
+      line: at + 2,
+      problem:
+        `${
+          at + 2 === count ? `line ${count} comes` : `lines ${at + 2}–${count} come`
+        } after the head (entry ${head.seq}): appended by something other than rousseau, or ` +
+        "rousseau stopped between writing a line and its head",
+    };
+  }
+  if (last === head.seq) {
+    return {
+      line: count,
+      problem: `line ${count} does not match the head (entry ${head.seq}, hash ${short}): ` +
+        "the last line was edited, or the chain was rewritten",
+    };
+  }
+  return {
+    line: count,
+    problem: `the chain does not lead to the head (entry ${head.seq}, hash ${short}): ` +
+      "the log was rewritten",
+  };
+}
+
 /** SHA-256 of the last line: kept elsewhere, it lets `verifyChain`'s blind spot be checked. */
 export async function head(text: string): Promise<string> {
   const lines = text.split("\n");
   if (lines.at(-1) === "") lines.pop();
   return lines.length === 0 ? GENESIS : await sha256(lines.at(-1)!);
+}
+
+/** An audit log and its head as read together. */
+export interface AuditSnapshot {
+  /** The log's text; undefined when there is no log file. */
+  readonly text: string | undefined;
+  /** The head beside it: undefined when there is none, a string when it is damaged. */
+  readonly head: ChainHead | string | undefined;
+}
+
+/**
+ * Reads the log at `path` and its head under a shared lock on the log, so that a writer
+ * (which holds the exclusive lock across a line and its head) is never seen half done.
+ */
+export async function readAuditLog(path: string): Promise<AuditSnapshot> {
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(path, { read: true });
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    return { text: undefined, head: await readHead(path) };
+  }
+  try {
+    await file.lock(false);
+    const chunks: Uint8Array[] = [];
+    for (;;) {
+      const chunk = new Uint8Array(64 * 1024);
+      const n = await file.read(chunk);
+      if (n === null) break;
+      chunks.push(chunk.subarray(0, n));
+    }
+    // The head is read while the lock is still held: closing the log releases it.
+    const head = await readHead(path);
+    const bytes = new Uint8Array(chunks.reduce((sum, c) => sum + c.length, 0));
+    let at = 0;
+    for (const chunk of chunks) {
+      bytes.set(chunk, at);
+      at += chunk.length;
+    }
+    return { text: new TextDecoder().decode(bytes), head };
+  } finally {
+    file.close();
+  }
+}
+
+async function readHead(path: string): Promise<ChainHead | string | undefined> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(headPathOf(path));
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    return `unreadable: ${(error as Error).message}`;
+  }
+  return parseHead(text);
 }

@@ -18,19 +18,40 @@ export {
 } from "./approver.ts";
 export { compilePolicy, LISTS, type Policy, PolicyError, type Rule } from "./rules.ts";
 export { canonicalJson } from "./canonical_json.ts";
-export { type SimpleCommand, splitCommands, type SplitResult } from "./shell.ts";
+export { type PathScope, pathScope } from "./path_scope.ts";
+export {
+  type Assignment,
+  DYNAMIC,
+  type Redirect,
+  type SimpleCommand,
+  splitCommands,
+  type SplitResult,
+} from "./shell.ts";
 export {
   type AuditEvent,
   type AuditEventName,
   type AuditSink,
+  type AuditSnapshot,
   type ChainBreak,
+  type ChainHead,
   createAuditFile,
   GENESIS,
   head as chainHead,
+  headPathOf,
+  parseHead,
+  readAuditLog,
   redact,
   sha256,
   verifyChain,
+  verifyHead,
 } from "./audit.ts";
-export { createPromptOperator, describeCall, type PromptIo } from "./prompt.ts";
+export {
+  createPromptOperator,
+  describeCall,
+  grantsFor,
+  type PromptIo,
+  type PromptOperator,
+  type SessionGrant,
+} from "./prompt.ts";
 export { type Finding, type PolicyReport, type TestOptions, testPolicy } from "./lint.ts";
 export { didYouMean } from "./suggest.ts";

@@ -33,6 +33,16 @@ export interface Decision {
 export interface Approver {
   /** Decides on one call. */
   approve(request: ApprovalRequest, signal?: AbortSignal): Promise<Decision>;
+  /**
+   * For a call this approver decided as `decision` (before an operator answered an ask) and
+   * that reads files it does not name (grep over a directory): whether each file's content
+   * may be returned, by its resolved path; undefined when every file may. Wrappers of an
+   * approver must pass this on, or those files go unchecked.
+   */
+  scope?(
+    request: ApprovalRequest,
+    decision: Decision,
+  ): ((realPath: string) => Promise<boolean>) | undefined;
 }
 
 /** A rule as written in config (`agent.approver.deny[i]` etc.). */

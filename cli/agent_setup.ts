@@ -6,7 +6,7 @@
  * @module
  */
 
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import {
   type AskOperator,
   type AuditSink,
@@ -14,23 +14,26 @@ import {
   createAuditFile,
   type Policy,
 } from "../approver/mod.ts";
-import { DEFAULT_MAX_ITERATIONS, runTurn } from "../agent/loop.ts";
+import { DEFAULT_MAX_ITERATIONS, runTurn, toolSpecs } from "../agent/loop.ts";
 import type { AgentEvent, TurnResult } from "../agent/types.ts";
 import { openSessionStore, type SessionInfo, type SessionStore } from "../agent/session_store.ts";
 import { defaultSystemPrompt } from "../agent/system_prompt.ts";
 import type { GateOptions } from "../agent/tool_host.ts";
 import { createUndoRecorder } from "../agent/undo_recorder.ts";
 import { DEFAULT_UNDO_MAX_BYTES, openUndoStore } from "../agent/undo_store.ts";
+import { type ContextManager, createContextManager } from "../agent/context.ts";
+import { type Instructions, loadInstructions, withInstructions } from "../agent/instructions.ts";
+import type { Compaction } from "../agent/types.ts";
 import type { Message, Provider } from "../providers/types.ts";
 import { createWorkerHost, resolveReal, type WorkerHost } from "../tools/mod.ts";
-import { type Config, loadConfig } from "./config.ts";
+import { type Config, defaultConfigPath, loadConfig } from "./config.ts";
 import { UsageError } from "./errors.ts";
 import { checkGrants, describeLayers, grantsFor, type Layers, mayRun } from "./layers.ts";
 import { createLogger, type LogFlags, type Logger } from "./log.ts";
 import { type GlobalFlags, type LimitFlags, toolContextFrom } from "./options.ts";
 import { checkToolNames, type PolicyCommand, type PolicyFlags, resolvePolicy } from "./policy.ts";
 import { writeStderr } from "./output.ts";
-import { type ProviderFlags, providerFrom } from "./provider.ts";
+import { DEFAULT_MAX_TOKENS, maxTokensFrom, type ProviderFlags, providerFrom } from "./provider.ts";
 import { openMcpSources, toolSourceOf } from "./mcp.ts";
 import type { McpSources } from "../agent/mcp_sources.ts";
 
@@ -44,7 +47,14 @@ export interface AgentFlags extends GlobalFlags, LimitFlags, PolicyFlags, Provid
   readonly resume?: string | boolean;
   /** `--max-iterations N`. */
   readonly maxIterations?: string;
+  /** `--context-window N`: the model's window in tokens. */
+  readonly contextWindow?: string;
+  /** False with `--no-instructions`: AGENTS.md / CLAUDE.md are not read. */
+  readonly instructions?: boolean;
 }
+
+/** Tokens kept free for an OpenAI-compatible reply when no max_tokens is set. */
+const OPENAI_REPLY_RESERVE = 4096;
 
 /** An opened agent: close it with `await using`. */
 export interface AgentSetup extends AsyncDisposable {
@@ -61,6 +71,12 @@ export interface AgentSetup extends AsyncDisposable {
   readonly maxIterations: number;
   readonly layers: Layers;
   readonly log: Logger;
+  /** The session's context window, its use and its compactions. */
+  readonly context: ContextManager;
+  /** The instruction files put in the system prompt. */
+  readonly instructions: Instructions;
+  /** Compacts the session now (chat's `/compact`); undefined when there was nothing to do. */
+  compact(signal: AbortSignal): Promise<Compaction | undefined>;
   /** Runs one turn on the user's `text`; every message is stored as it is added. */
   turn(
     text: string,
@@ -94,10 +110,17 @@ export function undoMaxBytes(config: Config): number {
   return config.values.state?.undo?.max_bytes ?? DEFAULT_UNDO_MAX_BYTES;
 }
 
-/** The number of the turn `messages` ends with: its user prompts (tool results aside). */
-function turnNumber(messages: readonly Message[]): number {
-  return messages.filter((m) => m.role === "user" && m.content.some((b) => b.type === "text"))
-    .length;
+function contextWindowFrom(flags: AgentFlags, config: Config): number | undefined {
+  if (flags.contextWindow === undefined) return config.values.agent?.context_window;
+  const n = Number(flags.contextWindow);
+  if (!/^\d+$/.test(flags.contextWindow.trim()) || !Number.isSafeInteger(n) || n < 1) {
+    throw new UsageError(
+      `--context-window: want a whole number of tokens of at least 1, got ${
+        JSON.stringify(flags.contextWindow)
+      }`,
+    );
+  }
+  return n;
 }
 
 /** Audit events to the file, and to the log at debug level. */
@@ -193,6 +216,7 @@ export async function openAgent(
   const log = createLogger(flags, config.values.log ?? {});
   const policy = resolvePolicy(command, config.approver, flags);
   const maxIterations = iterationsFrom(flags, config);
+  const contextWindow = contextWindowFrom(flags, config);
   const provider = providerFrom(config, flags);
   const context = await toolContextFrom(flags, config, mayRun(policy, "bash"));
   const grants = grantsFor(policy, context.workspace, context.sandbox);
@@ -246,8 +270,35 @@ export async function openAgent(
     };
     const opened = host;
     const mcp = sources;
-    const system = config.values.agent?.system_prompt ??
-      defaultSystemPrompt(context.workspace.roots, tools.registry.names());
+    const configHome = defaultConfigPath(Deno.env.toObject());
+    const instructions: Instructions = flags.instructions === false
+      ? { files: [], skipped: [] }
+      : await loadInstructions({
+        workspace: context.workspace.roots[0]!,
+        ...(configHome === undefined ? {} : { userDir: dirname(configHome) }),
+      });
+    for (const skipped of instructions.skipped) {
+      log.log("warn", `instructions: skipped ${skipped.path}: ${skipped.reason}`);
+    }
+    const system = withInstructions(
+      config.values.agent?.system_prompt ??
+        defaultSystemPrompt(context.workspace.roots, tools.registry.names()),
+      instructions.files,
+    );
+    const id = sessionId;
+    const manager = createContextManager({
+      model: provider.model,
+      ...(contextWindow === undefined ? {} : { window: contextWindow }),
+      ...(config.values.agent?.max_result_share === undefined
+        ? {}
+        : { maxResultShare: config.values.agent.max_result_share }),
+      // The reply's budget must stay free (servers refuse prompt + max_tokens over the window).
+      reserveTokens:
+        maxTokensFrom(config, flags, provider.name === "anthropic" ? "anthropic" : "openai") ??
+          (provider.name === "anthropic" ? DEFAULT_MAX_TOKENS : OPENAI_REPLY_RESERVE),
+      records: store.loadContext(id),
+      onRecord: (record) => store.appendContext(id, record),
+    });
     return {
       config,
       policy,
@@ -264,7 +315,8 @@ export async function openAgent(
         messages.push(message);
         store.append(sessionId, message);
         const undo = gate.undo;
-        undo?.beginTurn(turnNumber(messages), text);
+        // The stored count of prompts: `messages` shrinks when the context is compacted.
+        undo?.beginTurn(store.find(sessionId)?.turns ?? 1, text);
         return runTurn(messages, {
           provider,
           gate,
@@ -273,7 +325,17 @@ export async function openAgent(
           signal,
           onEvent,
           onMessage: (added) => store.append(sessionId, added),
+          context: manager,
         }).finally(() => undo?.endTurn());
+      },
+      context: manager,
+      instructions,
+      compact(signal) {
+        return manager.compact(provider, {
+          system,
+          messages,
+          tools: toolSpecs(gate),
+        }, signal);
       },
       layers: describeLayers(policy, context.workspace, grants, context.sandbox),
       log,

@@ -1,12 +1,19 @@
 /**
- * `rousseau audit verify [FILE]`: checks the audit log's hash chain and names the first
- * line that was changed, removed or reordered.
+ * `rousseau audit verify [FILE]`: checks the audit log's hash chain and its head (kept beside
+ * the log in `<FILE>.head`) and names the first line that was changed, removed or reordered.
  *
  * @module
  */
 
 import { join } from "node:path";
-import { chainHead, verifyChain } from "../approver/mod.ts";
+import {
+  type ChainBreak,
+  chainHead,
+  headPathOf,
+  readAuditLog,
+  verifyChain,
+  verifyHead,
+} from "../approver/mod.ts";
 import { loadConfig } from "./config.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import type { GlobalFlags } from "./options.ts";
@@ -30,17 +37,40 @@ export async function auditCommand(
     throw new UsageError(`audit: unknown action ${JSON.stringify(action)} (want verify)`);
   }
   const path = file ?? join((await loadConfig(flags.config)).stateDir, "audit.jsonl");
-  let text: string;
+  const headPath = headPathOf(path);
+  let snapshot;
   try {
-    text = await Deno.readTextFile(path);
+    snapshot = await readAuditLog(path);
   } catch (error) {
-    const why = error instanceof Deno.errors.NotFound
-      ? "no such file (nothing has been audited yet, or state.dir points elsewhere)"
-      : (error as Error).message;
-    throw new Error(`audit verify: cannot read ${path}: ${why}`, { cause: error });
+    throw new Error(`audit verify: cannot read ${path}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  const { head } = snapshot;
+  let text = snapshot.text;
+  let broken: ChainBreak | undefined;
+  if (text === undefined) {
+    if (head === undefined && file !== undefined) {
+      throw new Error(
+        `audit verify: cannot read ${path}: no such file (nothing has been audited yet, or ` +
+          "state.dir points elsewhere)",
+      );
+    }
+    // The state directory's own log: with neither a log nor a head, nothing was audited yet.
+    text = "";
+    if (head !== undefined) {
+      broken = {
+        line: 1,
+        problem: typeof head === "string"
+          ? `the log is missing and its head file ${headPath} is damaged (${head})`
+          : `the log is missing but its head records ${head.seq} ${
+            head.seq === 1 ? "entry" : "entries"
+          }: the log was deleted`,
+      };
+    }
   }
   const lines = text.split("\n").filter((line, i, all) => line !== "" || i < all.length - 1).length;
-  let broken = await verifyChain(text);
+  broken ??= await verifyChain(text);
   const last = await chainHead(text);
   if (broken === undefined && flags.head !== undefined && flags.head.toLowerCase() !== last) {
     broken = {
@@ -48,6 +78,10 @@ export async function auditCommand(
       problem: `the last line's hash is ${last}, not the --head given: ` +
         "the last line was edited, or lines were removed from or added to the end",
     };
+  }
+  // A head given on the command line stands in for a missing head file.
+  if (broken === undefined && !(head === undefined && flags.head !== undefined)) {
+    broken = verifyHead(text, head, headPath);
   }
   if (flags.json) {
     await writeStdout(

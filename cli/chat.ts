@@ -15,11 +15,14 @@ import type { AgentEvent } from "../agent/types.ts";
 import { createPromptOperator } from "../approver/mod.ts";
 import { type AgentFlags, openAgent } from "./agent_setup.ts";
 import { EXIT } from "./errors.ts";
+import { compactionLine, gaugeLine } from "./context_gauge.ts";
 import { layersLine } from "./layers.ts";
 import { writeSync } from "./output.ts";
 import { undoInChat } from "./undo.ts";
 
 const PASTE_GAP_MS = 25;
+/** Share of the window from which the gauge is printed after each turn. */
+const GAUGE_FROM = 0.5;
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 function paint(color: boolean, code: string, text: string): string {
@@ -58,6 +61,8 @@ const HELP = `Commands:
   /tools      the tools the model can call
   /approver   the approval policy in force
   /session    this session's id (resume it with: rousseau chat --session ID)
+  /context    how much of the model's context window the conversation takes
+  /compact    summarise the conversation so far to free context (the session keeps it all)
   /undo       put back the files the last turn changed (/undo --force: over later edits)
   /exit       leave (Ctrl+D does the same)
 Ctrl+C cancels the running turn; at an approval prompt it denies the call.
@@ -193,6 +198,11 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
       case "retry":
         out(paint(color, "33", `\n(${event.reason}; retrying in ${event.delayMs} ms)\n`));
         break;
+      case "compaction":
+        if (midLine) out("\n");
+        midLine = false;
+        out(paint(color, "2", `(${compactionLine(event)})`) + "\n");
+        break;
     }
   };
 
@@ -216,14 +226,19 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
         const rules = (["deny", "ask", "allow"] as const).flatMap((list) =>
           p.lists[list].map((rule) => `  ${rule.label}  ${JSON.stringify(rule.source)}`)
         );
+        const grants = operator.grants().map((g) => `  ${g.tool}  ${g.what}\n`);
         out(
           `mode ${p.mode}${p.mode === "pattern" ? `, default ${p.default}` : ""}\n` +
-            (rules.length > 0 ? rules.join("\n") + "\n" : ""),
+            (rules.length > 0 ? rules.join("\n") + "\n" : "") +
+            `session grants:${grants.length === 0 ? " none" : ""}\n${grants.join("")}`,
         );
         return true;
       }
       case "/session":
         out(`session ${sessionId} (${agent.messages.length} messages)\n`);
+        return true;
+      case "/context":
+        out(gauge() + "\n");
         return true;
       case "/exit":
       case "/quit":
@@ -238,6 +253,29 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
     }
   };
 
+  const gauge = () =>
+    gaugeLine(agent.context.window, agent.context.used, agent.context.compactions);
+
+  /** `/compact`: one summary request now; Ctrl+C cancels it. */
+  const compactNow = async () => {
+    turn = new AbortController();
+    try {
+      const done = await agent.compact(AbortSignal.any([signal, turn.signal]));
+      out(
+        paint(
+          color,
+          "2",
+          done === undefined ? "(nothing to compact yet)" : `(${compactionLine(done)})`,
+        ) +
+          "\n",
+      );
+    } catch (error) {
+      out(paint(color, "31", `compact failed: ${(error as Error).message}`) + "\n");
+    } finally {
+      turn = undefined;
+    }
+  };
+
   const runPrompt = async (text: string) => {
     turn = new AbortController();
     const turnSignal = AbortSignal.any([signal, turn.signal]);
@@ -249,6 +287,11 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
     if (midLine) out("\n");
     if (result.subtype === "cancelled") out(paint(color, "33", "(cancelled)") + "\n");
     else if (result.subtype !== "success") out(paint(color, "31", result.result) + "\n");
+    // The gauge shows itself once the context matters: half the window or more.
+    const window = agent.context.window;
+    if (window !== undefined && agent.context.used >= window * GAUGE_FROM) {
+      out(paint(color, "2", `(${gauge()})`) + "\n");
+    }
     turn = undefined;
   };
 
@@ -266,7 +309,15 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
     }
     await Deno.writeTextFile(historyPath, text.replace(/\n/g, " ") + "\n", { append: true })
       .catch(() => {});
-    if (!(await slash(text))) {
+    if (text.trim() === "/compact") {
+      busy = true;
+      if (!Deno.stdin.isTerminal()) rl.pause();
+      try {
+        await compactNow();
+      } finally {
+        busy = false;
+      }
+    } else if (!(await slash(text))) {
       busy = true;
       // A paused terminal reads no keys, so Ctrl+C could not cancel the turn; lines typed
       // meanwhile are dropped by the "line" handler instead.

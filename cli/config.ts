@@ -53,6 +53,8 @@ function buildSchema({ z }: ZodModule) {
     agent: z.strictObject({
       system_prompt: z.string().optional(),
       max_iterations: count.optional(),
+      context_window: count.optional(),
+      max_result_share: z.number().gt(0).lte(1).optional(),
       approver: z.strictObject({
         mode: z.string().optional(),
         default: z.string().optional(),
@@ -64,6 +66,7 @@ function buildSchema({ z }: ZodModule) {
     }).optional(),
     tools: z.strictObject({
       read: z.strictObject({ max_bytes: count.optional() }).optional(),
+      edit: z.strictObject({ max_bytes: count.optional() }).optional(),
       grep: z.strictObject({ max_matches: count.optional(), max_file_bytes: size.optional() })
         .optional(),
       bash: z.strictObject({
@@ -400,6 +403,7 @@ export async function loadConfig(
   const bash = values.tools?.bash;
   const limits: Limits = {
     readMaxBytes: values.tools?.read?.max_bytes ?? DEFAULT_LIMITS.readMaxBytes,
+    editMaxBytes: values.tools?.edit?.max_bytes ?? DEFAULT_LIMITS.editMaxBytes,
     grepMaxMatches: values.tools?.grep?.max_matches ?? DEFAULT_LIMITS.grepMaxMatches,
     grepMaxFileBytes: values.tools?.grep?.max_file_bytes ?? DEFAULT_LIMITS.grepMaxFileBytes,
     bashTimeoutMs: bash?.timeout ?? DEFAULT_LIMITS.bashTimeoutMs,

@@ -9,11 +9,13 @@
 import {
   DEFAULT_BASH_MAX_OUTPUT_BYTES,
   DEFAULT_BASH_TIMEOUT_MS,
+  DEFAULT_EDIT_MAX_BYTES,
   DEFAULT_GREP_MAX_FILE_BYTES,
   DEFAULT_GREP_MAX_MATCHES,
   DEFAULT_READ_MAX_BYTES,
 } from "../tools/limits.ts";
 import { DEFAULT_MAX_ITERATIONS } from "../agent/loop.ts";
+import { DEFAULT_MAX_RESULT_SHARE } from "../agent/context.ts";
 import { DEFAULT_MAX_TOKENS, DEFAULT_MODELS } from "./provider.ts";
 
 /** What the schema cannot say about a key. */
@@ -66,6 +68,17 @@ export const KEY_DOCS: Readonly<Record<string, KeyDoc>> = {
     default: String(DEFAULT_MAX_ITERATIONS),
     text: "Model calls per turn; `run` exits 3 when they run out. Also `--max-iterations`.",
   },
+  "agent.context_window": {
+    default: "known per model family, else learned",
+    text: "The model's context window in tokens. Unset: the window of a known model family " +
+      "(Claude 200k, gpt-4.1 1M, gpt-4o 128k, ...), or the one a server states in its " +
+      '"too long" error (llama.cpp `n_ctx`). Also `--context-window`.',
+  },
+  "agent.max_result_share": {
+    default: String(DEFAULT_MAX_RESULT_SHARE),
+    text: "The most of the context window one tool result may take; a larger one is cut for " +
+      "the model with a note on paging (the session keeps it whole).",
+  },
   "agent.approver.mode": {
     default: "`pattern`",
     text: "`allow_all`, `deny_all` or `pattern`. Also `--approver`.",
@@ -88,6 +101,10 @@ export const KEY_DOCS: Readonly<Record<string, KeyDoc>> = {
   "tools.read.max_bytes": {
     default: String(DEFAULT_READ_MAX_BYTES),
     text: "read returns a file verbatim up to this size, then cuts at a line break with a note.",
+  },
+  "tools.edit.max_bytes": {
+    default: String(DEFAULT_EDIT_MAX_BYTES),
+    text: "edit refuses larger files before reading them (memory stays a small multiple of this).",
   },
   "tools.grep.max_matches": {
     default: String(DEFAULT_GREP_MAX_MATCHES),

@@ -17,6 +17,7 @@ import { type GlobalFlags, workspaceFrom } from "./options.ts";
 import { writeStdout } from "./output.ts";
 import { type PolicyFlags, resolvePolicy } from "./policy.ts";
 import { resolveSandbox } from "./sandbox.ts";
+import { contextChecks } from "./context_doctor.ts";
 
 interface Check {
   readonly ok: boolean;
@@ -139,6 +140,7 @@ export async function doctorCommand(flags: DoctorFlags): Promise<number> {
       return `confined to ${ws.roots.join(", ")} (symlinks resolved, opened files re-checked)`;
     });
     checks.push(workspace);
+    if (workspace.ok) checks.push(...await contextChecks(flags, config));
     // One trial run of bwrap serves the sandbox, layers and network lines.
     const resolved = resolveSandbox(config);
     resolved.catch(() => {}); // a failure is reported by the sandbox line below

@@ -78,6 +78,8 @@ agent:
 tools:
   # read:
   #   max_bytes: 262144
+  # edit:
+  #   max_bytes: 16777216
   # grep:
   #   max_matches: 200
   #   max_file_bytes: 4194304

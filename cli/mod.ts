@@ -115,6 +115,8 @@ Examples:
     .option("--deadline <duration>", "stop the whole run after this long, e.g. 90s, 10m (exit 5)")
     .option("--denials-ok", "exit 0 even when the policy denied tool calls")
     .option("--timeout <duration>", "bash timeout per command, e.g. 500ms, 90s, 2m (default 1m0s)")
+    .option("--context-window <tokens>", "the model's context window (default: known or learned)")
+    .option("--no-instructions", "do not read AGENTS.md / CLAUDE.md instruction files")
     .addHelpText(
       "after",
       `
@@ -140,11 +142,14 @@ Examples:
     .option("--resume [id]", "continue a session; without an id, pick one of this workspace's")
     .option("--max-iterations <n>", "most model calls per turn (default 32)")
     .option("--timeout <duration>", "bash timeout per command, e.g. 500ms, 90s, 2m (default 1m0s)")
+    .option("--context-window <tokens>", "the model's context window (default: known or learned)")
+    .option("--no-instructions", "do not read AGENTS.md / CLAUDE.md instruction files")
     .addHelpText(
       "after",
       `
 By default read and grep run at once; write, edit and bash ask first.
-Inside: /help, /tools, /approver, /session, /exit. Ctrl+C cancels a turn, Ctrl+D leaves.
+Inside: /help, /tools, /approver, /session, /context, /compact, /exit.
+Ctrl+C cancels a turn, Ctrl+D leaves.
 
 Examples:
   rousseau chat
@@ -300,6 +305,10 @@ Examples:
     .addHelpText(
       "after",
       `
+The chain's head (last seq and hash) is kept beside the log in FILE.head and checked too,
+so lines dropped from the end, an emptied or a rewritten log are caught; --head stands in
+for a missing head file.
+
 Exit codes: 0 the chain is intact, 1 a line was edited, removed or reordered (named), or
 the file cannot be read.
 

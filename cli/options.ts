@@ -47,7 +47,8 @@ export function startDirectory(): string {
 
 /**
  * Workspace roots: `--workspace` (else `workspace.roots` from config, else the start
- * directory) plus every `--add-dir`.
+ * directory) plus every `--add-dir`; the config's protected paths go with them, so every
+ * tool, in this isolate or in the worker, refuses rousseau's own files.
  */
 export async function workspaceFrom(flags: GlobalFlags, config?: Config): Promise<Workspace> {
   const base = startDirectory();
@@ -59,7 +60,7 @@ export async function workspaceFrom(flags: GlobalFlags, config?: Config): Promis
     : [base];
   const roots = [...first, ...(flags.addDir ?? [])].map((dir) => resolve(base, dir));
   try {
-    return await createWorkspace(roots);
+    return await createWorkspace(roots, config?.protectedPaths ?? []);
   } catch (error) {
     throw new UsageError(
       `${

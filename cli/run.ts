@@ -8,9 +8,11 @@
 
 import type { AgentEvent, TurnResult } from "../agent/types.ts";
 import { createPromptOperator } from "../approver/mod.ts";
+import { addUsage } from "../providers/types.ts";
 import { parseDuration } from "../tools/mod.ts";
 import { type AgentFlags, openAgent } from "./agent_setup.ts";
 import { EXIT, UsageError } from "./errors.ts";
+import { compactionLine } from "./context_gauge.ts";
 import { layersLine } from "./layers.ts";
 import { createLineReader, useColor, writeStderr, writeStdout, writeSync } from "./output.ts";
 
@@ -95,6 +97,7 @@ export async function runCommand(
       tools: agent.gate.registry.names(),
       approver: layers.approver,
       layers,
+      instructions: agent.instructions.files.map((file) => file.path),
     });
   }
 
@@ -135,6 +138,20 @@ export async function runCommand(
           });
         }
         break;
+      case "compaction":
+        if (output === "stream-json") {
+          line({
+            type: "compaction",
+            reason: event.reason,
+            elided: event.elided,
+            summarized: event.summarized,
+            "tokens_before": event.tokensBefore,
+            "tokens_after": event.tokensAfter,
+            window: event.window ?? null,
+          });
+        }
+        log.log("info", compactionLine(event), { event: "compaction", reason: event.reason });
+        break;
       case "retry":
         log.log(
           "warn",
@@ -146,6 +163,8 @@ export async function runCommand(
 
   const turn: TurnResult = await agent.turn(text, turnSignal, onEvent);
 
+  // Summary requests made while compacting count too.
+  const usage = addUsage(turn.usage, agent.context.summaryUsage);
   let subtype: string = turn.subtype;
   let result = turn.result;
   let code: number = EXIT.ok;
@@ -170,10 +189,15 @@ export async function runCommand(
     result,
     "session_id": sessionId,
     iterations: turn.iterations,
-    usage: { "input_tokens": turn.usage.inputTokens, "output_tokens": turn.usage.outputTokens },
+    usage: { "input_tokens": usage.inputTokens, "output_tokens": usage.outputTokens },
     "duration_ms": Math.round(performance.now() - started),
     denials: turn.denials,
     layers,
+    context: {
+      window: agent.context.window ?? null,
+      used: agent.context.used,
+      compactions: agent.context.compactions,
+    },
   };
   if (output === "text") {
     if (subtype === "success") {

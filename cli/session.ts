@@ -5,6 +5,7 @@
  */
 
 import type { Message } from "../providers/types.ts";
+import type { ContextRecord } from "../agent/context.ts";
 import { openSessionStore, type SessionInfo } from "../agent/session_store.ts";
 import { openUndoStore } from "../agent/undo_store.ts";
 import { sessionsPath, undoMaxBytes } from "./agent_setup.ts";
@@ -42,6 +43,46 @@ function render(message: Message): string[] {
         return `← ${block.isError ? "error: " : ""}${oneLine(block.content)}`;
     }
   });
+}
+
+const REASONS = {
+  threshold: "near the window",
+  overflow: "the server said the prompt is too long",
+  manual: "/compact",
+} as const;
+
+/** A context record as one line: what the model stopped seeing from there on. */
+function renderRecord(record: ContextRecord): string {
+  if (record.type === "window") {
+    return `— context window of ${record.model}: ${record.tokens} tokens (stated by the server)`;
+  }
+  const did = [
+    ...(record.elided.length === 0
+      ? []
+      : [`${record.elided.length} old tool result(s) shown to the model as stubs`]),
+    ...(record.summary === undefined ? [] : [
+      `messages 1–${record.summary.through} shown to the model as a summary: ${
+        oneLine(record.summary.text, 400)
+      }`,
+    ]),
+  ].join("; ");
+  return `— context compacted (${
+    REASONS[record.reason]
+  }), ${record.tokensBefore} → ${record.tokensAfter} tokens: ${did}`;
+}
+
+/** The messages with each context record after the message it followed. */
+function renderAll(messages: readonly Message[], records: readonly ContextRecord[]): string[] {
+  const lines: string[] = [];
+  let next = 0;
+  messages.forEach((message, i) => {
+    while (next < records.length && records[next]!.at <= i) {
+      lines.push(renderRecord(records[next++]!));
+    }
+    lines.push(...render(message));
+  });
+  while (next < records.length) lines.push(renderRecord(records[next++]!));
+  return lines;
 }
 
 /** How long ago `iso` was, in the largest unit that fits: `now`, `5m`, `3h`, `2d`. */
@@ -115,13 +156,15 @@ export async function sessionCommand(
     return EXIT.ok;
   }
   const messages = store.load(found.id, false);
+  // The messages are stored whole; compactions only changed what the model was sent.
+  const context = store.loadContext(found.id);
   if (flags.json) {
-    await writeStdout(JSON.stringify({ ...found, messages }) + "\n");
+    await writeStdout(JSON.stringify({ ...found, messages, context }) + "\n");
   } else {
     const head =
       `session ${found.id}\nworkspace ${found.workspace}\nmodel ${found.provider}/${found.model}\n` +
       `created ${found.createdAt}, updated ${found.updatedAt}\n\n`;
-    await writeStdout(head + messages.flatMap(render).join("\n") + "\n");
+    await writeStdout(head + renderAll(messages, context).join("\n") + "\n");
   }
   return EXIT.ok;
 }

@@ -3,30 +3,123 @@
  * then rename it over the target. A crash or a full disk leaves the old file or the new one,
  * never half of either.
  *
+ * Hazards handled here: a target that is not a regular file (a FIFO blocks an open for
+ * writing until a reader comes, forever), a file swapped in between the check and the open
+ * (every open is non-blocking and proved afterwards), privileges carried over to new content
+ * (setuid/setgid are cleared), and temporary files a killed process left behind.
+ *
  * @module
  */
 
 import { basename, dirname, join } from "node:path";
-import { constants } from "node:fs";
+import { closeSync, constants, fstatSync, openSync } from "node:fs";
 import { ToolError } from "./define.ts";
 import { isNotFound, pathError } from "./_os_error.ts";
-import { openConfined } from "./_workspace.ts";
+import { openConfined, proveOpenedSync } from "./_workspace.ts";
 import type { Workspace } from "./types.ts";
 
 const NEW_FILE_MODE = 0o644;
 const CREATE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
+/**
+ * Opens an existing target to prove it may be written, without writing or blocking: a FIFO
+ * with no reader fails with ENXIO instead of waiting, and no terminal becomes ours.
+ */
+const PROBE_FLAGS = constants.O_WRONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
+/** Permission bits kept from a replaced file: setuid and setgid never survive new content. */
+const KEPT_MODE_BITS = 0o1777;
+/** Our temporary files: `.<name>.<random>.rousseau.tmp`. */
+const TEMP = /^\..+\.[0-9a-z]+\.rousseau\.tmp$/;
+/** Age after which a temporary file of ours is left over from a killed process. */
+const STALE_MS = 60_000;
 
 function tempName(target: string): string {
   const random = crypto.getRandomValues(new Uint32Array(2));
   return join(
     dirname(target),
-    `.${basename(target)}.${random[0]!.toString(36)}${random[1]!.toString(36)}.tmp`,
+    `.${basename(target)}.${random[0]!.toString(36)}${random[1]!.toString(36)}.rousseau.tmp`,
   );
+}
+
+/** What a replaced file passes on to its new contents. */
+interface Kept {
+  readonly mode: number;
+  readonly uid: number;
+  readonly gid: number;
+}
+
+function notRegular(tool: string, path: string): ToolError {
+  return new ToolError(tool, `${tool}: ${path} is not a regular file`);
+}
+
+/**
+ * Checks the existing target `real` without blocking: undefined when there is none; else its
+ * mode and owner. Refuses a directory, anything but a regular file, a file the caller may not
+ * write, and (through the open proof) a file outside the workspace or protected.
+ */
+function inspectTarget(
+  tool: string,
+  path: string,
+  real: string,
+  workspace: Workspace,
+): Kept | undefined {
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.statSync(real);
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw new ToolError(tool, `${tool}: ${pathError("open", path, error)}`, { cause: error });
+  }
+  if (info.isDirectory) throw new ToolError(tool, `${tool}: open ${path}: is a directory`);
+  if (!info.isFile) throw notRegular(tool, path);
+  let fd: number;
+  try {
+    fd = openSync(real, PROBE_FLAGS);
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    // ENXIO: a FIFO without a reader was swapped in after the stat.
+    if (code === "ENXIO") throw notRegular(tool, path);
+    if (isNotFound(error)) return undefined;
+    throw new ToolError(tool, `${tool}: ${pathError("open", path, error)}`, { cause: error });
+  }
+  try {
+    proveOpenedSync(tool, path, fd, real, workspace);
+    const opened = fstatSync(fd);
+    if (opened.isDirectory()) throw new ToolError(tool, `${tool}: open ${path}: is a directory`);
+    if (!opened.isFile()) throw notRegular(tool, path);
+    return { mode: opened.mode & 0o7777, uid: opened.uid, gid: opened.gid };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Removes temporary files of ours older than a minute from `dir`: what a process killed
+ * mid-write left behind. Best effort; a name that changes meanwhile is left alone.
+ */
+function removeStale(dir: string): void {
+  const now = Date.now();
+  try {
+    for (const entry of Deno.readDirSync(dir)) {
+      if (!entry.isFile || !TEMP.test(entry.name)) continue;
+      const path = join(dir, entry.name);
+      try {
+        const info = Deno.lstatSync(path);
+        if (info.isFile && info.mtime !== null && now - info.mtime.getTime() > STALE_MS) {
+          Deno.removeSync(path);
+        }
+      } catch {
+        // Gone already, or not ours to remove.
+      }
+    }
+  } catch {
+    // An unreadable directory keeps its leftovers; the write itself succeeded.
+  }
 }
 
 /**
  * Replaces the contents of the real path `real` with `bytes`. An existing file keeps its
- * permission bits; a new one gets 0644 less the umask. `path` is the caller's spelling.
+ * permission bits (setuid and setgid cleared) and, where the process may set them, its owner
+ * and group; a new one gets 0644 less the umask. `path` is the caller's spelling.
  */
 export async function writeAtomic(
   tool: string,
@@ -36,20 +129,7 @@ export async function writeAtomic(
   workspace: Workspace,
   signal: AbortSignal,
 ): Promise<void> {
-  let mode: number | undefined;
-  try {
-    const info = await Deno.stat(real);
-    if (info.isDirectory) throw new ToolError(tool, `${tool}: open ${path}: is a directory`);
-    mode = info.mode === null ? undefined : info.mode & 0o7777;
-    // A file the caller may not write stays untouched, as a plain open for writing would.
-    const probe = await Deno.open(real, { write: true });
-    probe.close();
-  } catch (error) {
-    if (error instanceof ToolError) throw error;
-    if (!isNotFound(error)) {
-      throw new ToolError(tool, `${tool}: ${pathError("open", path, error)}`, { cause: error });
-    }
-  }
+  const kept = inspectTarget(tool, path, real, workspace);
   signal.throwIfAborted();
   const temp = tempName(real);
   let handle;
@@ -64,10 +144,17 @@ export async function writeAtomic(
     try {
       let written = 0;
       while (written < bytes.length) {
+        signal.throwIfAborted();
         const { bytesWritten } = await handle.write(bytes, written, bytes.length - written);
         written += bytesWritten;
       }
-      if (mode !== undefined) await handle.chmod(mode);
+      if (kept !== undefined) {
+        // Owner first: a chown clears setuid/setgid itself, and the chmod after it sets the
+        // bits that stay. Only root may give a file away; for anyone else the chown is a
+        // no-op or refused, and the new file stays theirs.
+        await handle.chown(kept.uid, kept.gid).catch(() => {});
+        await handle.chmod(kept.mode & KEPT_MODE_BITS);
+      }
       await handle.datasync();
     } finally {
       await handle.close();
@@ -81,4 +168,5 @@ export async function writeAtomic(
   } finally {
     if (!renamed) await Deno.remove(temp).catch(() => {});
   }
+  removeStale(dirname(real));
 }

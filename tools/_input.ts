@@ -9,13 +9,13 @@
 import { isAbsolute } from "node:path";
 import { ToolError } from "./define.ts";
 
-type FieldType = "string" | "boolean";
+type FieldType = "string" | "boolean" | "number";
 
 /** Field name to expected JSON type; decoding checks every present field before anything else. */
 export type Shape = Readonly<Record<string, FieldType>>;
 
 /** Decoded fields: present ones with their type, absent (or `null`) ones `undefined`. */
-export type Fields = Readonly<Record<string, string | boolean | undefined>>;
+export type Fields = Readonly<Record<string, string | boolean | number | undefined>>;
 
 function describe(value: unknown): string {
   if (value === null) return "null";
@@ -29,7 +29,7 @@ export function parseFields(tool: string, raw: unknown, shape: Shape): Fields {
     throw new ToolError(tool, `${tool}: parse input: expected a JSON object, got ${describe(raw)}`);
   }
   const record = raw as Record<string, unknown>;
-  const fields: Record<string, string | boolean | undefined> = {};
+  const fields: Record<string, string | boolean | number | undefined> = {};
   for (const [field, type] of Object.entries(shape)) {
     const value = Object.hasOwn(record, field) ? record[field] : undefined;
     if (value === undefined || value === null) {
@@ -43,7 +43,7 @@ export function parseFields(tool: string, raw: unknown, shape: Shape): Fields {
         `${tool}: parse input: field "${field}" must be a ${type}, got ${describe(value)}`,
       );
     }
-    fields[field] = value as string | boolean;
+    fields[field] = value as string | boolean | number;
   }
   return fields;
 }
@@ -61,6 +61,21 @@ export function requireNonEmpty(tool: string, fields: Fields, field: string): st
 export function requirePresent(tool: string, fields: Fields, field: string): string {
   const value = fields[field];
   if (typeof value !== "string") throw new ToolError(tool, `${tool}: ${field} is required`);
+  return value;
+}
+
+/** An optional whole number of at least 1: `<tool>: parse input: field "<f>" must be ...`. */
+export function optionalCount(tool: string, fields: Fields, field: string): number | undefined {
+  const value = fields[field];
+  if (value === undefined) return undefined;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
+    throw new ToolError(
+      tool,
+      `${tool}: parse input: field "${field}" must be a whole number of at least 1, got ${
+        JSON.stringify(value)
+      }`,
+    );
+  }
   return value;
 }
 

@@ -25,8 +25,15 @@ const MAX_LINKS = 40;
  */
 export const READ_FLAGS: number = constants.O_RDONLY | constants.O_NONBLOCK;
 
-/** Resolves `roots` to real directories; throws an `Error` naming a root that is not one. */
-export async function createWorkspace(roots: readonly string[]): Promise<Workspace> {
+/**
+ * Resolves `roots` to real directories; throws an `Error` naming a root that is not one.
+ * `protectedPaths` are rousseau's own files and directories (the config in use, the config
+ * directory, the state directory): absolute, existing or not; no tool touches them.
+ */
+export async function createWorkspace(
+  roots: readonly string[],
+  protectedPaths: readonly string[] = [],
+): Promise<Workspace> {
   if (roots.length === 0) throw new Error("workspace: at least one root is required");
   const real: string[] = [];
   for (const root of roots) {
@@ -47,7 +54,142 @@ export async function createWorkspace(roots: readonly string[]): Promise<Workspa
     }
     if (!real.includes(path)) real.push(path);
   }
-  return Object.freeze({ roots: Object.freeze(real) });
+  const spelled = new Set<string>();
+  for (const path of protectedPaths) {
+    const absolute = resolve(path);
+    spelled.add(stripSlashes(absolute));
+    try {
+      spelled.add(resolveRealSync(absolute));
+    } catch {
+      // Unresolvable now (a loop, no permission): the path as configured still counts.
+    }
+  }
+  const list = [...spelled];
+  return Object.freeze({
+    roots: Object.freeze(real),
+    protected: Object.freeze(list),
+    protectedIds: Object.freeze([...identities(list)]),
+  });
+}
+
+// ---- Protected paths -------------------------------------------------------------------------
+
+/** Most entries looked at below one protected directory when collecting file identities. */
+const MAX_PROTECTED_ENTRIES = 4096;
+/** Deepest level looked at below one protected directory. */
+const MAX_PROTECTED_DEPTH = 4;
+
+function stripSlashes(path: string): string {
+  return path.length > 1 ? path.replace(/\/+$/, "") || "/" : path;
+}
+
+/**
+ * The form paths are compared in: NFC and lower case. A case-insensitive file system (macOS,
+ * ext4 casefold) opens `CONFIG.YAML` for `config.yaml`; refusing a differently cased name on a
+ * case-sensitive one costs nothing.
+ */
+function fold(path: string): string {
+  return path.normalize("NFC").toLowerCase();
+}
+
+/** True when `path` is `base` or below it; both folded. */
+function under(path: string, base: string): boolean {
+  return path === base || path.startsWith(base.endsWith("/") ? base : base + "/");
+}
+
+/** `dev:ino` of every protected file reachable now, bounded; what cannot be looked at is skipped. */
+function identities(paths: readonly string[]): Set<string> {
+  const ids = new Set<string>();
+  let budget = MAX_PROTECTED_ENTRIES * Math.max(1, paths.length);
+  const visit = (path: string, depth: number) => {
+    if (budget-- <= 0) return;
+    let info: Deno.FileInfo;
+    try {
+      info = Deno.statSync(path);
+    } catch {
+      return;
+    }
+    if (info.isFile) ids.add(`${info.dev}:${info.ino}`);
+    if (!info.isDirectory || depth >= MAX_PROTECTED_DEPTH) return;
+    try {
+      for (const entry of Deno.readDirSync(path)) {
+        if (entry.isFile || entry.isDirectory) visit(join(path, entry.name), depth + 1);
+      }
+    } catch {
+      // Unreadable here (the worker's grants): the identities recorded at start stand.
+    }
+  };
+  for (const path of paths) visit(path, 0);
+  return ids;
+}
+
+/** Identities of the protected files, as last collected; see `isProtectedInode`. */
+const ids = new WeakMap<Workspace, Set<string>>();
+/** Workspaces whose collected identities are from an earlier call. */
+const staleIds = new WeakSet<Workspace>();
+
+/** Protected prefixes, folded, as last resolved; see `protectedPrefixes`. */
+const prefixes = new WeakMap<Workspace, readonly string[]>();
+
+/**
+ * The protected paths of `workspace`, folded: as configured, as resolved at start, and as
+ * resolved now (a directory created, or replaced by a symlink, after start). `refresh`
+ * resolves again; otherwise the last resolution is reused (the grep walk asks per file).
+ */
+function protectedPrefixes(workspace: Workspace, refresh: boolean): readonly string[] {
+  const list = workspace.protected ?? [];
+  if (list.length === 0) return list;
+  let known = prefixes.get(workspace);
+  if (refresh) staleIds.add(workspace);
+  if (known === undefined || refresh) {
+    const all = new Set(list.map(fold));
+    for (const path of list) {
+      try {
+        all.add(fold(resolveRealSync(path)));
+      } catch {
+        // Not resolvable from here (outside the worker's grants): the start-time form stands.
+      }
+    }
+    known = [...all];
+    prefixes.set(workspace, known);
+  }
+  return known;
+}
+
+/**
+ * True when the absolute path `path` is one of rousseau's own files or directories or lies
+ * below one (tools.md, "Protected paths"). For the grep walk, which skips them silently:
+ * pass the resolved path of a directory before descending into it.
+ */
+export function isProtected(workspace: Workspace, path: string, refresh = false): boolean {
+  const known = protectedPrefixes(workspace, refresh);
+  if (known.length === 0) return false;
+  const folded = fold(stripSlashes(path));
+  return known.some((base) => under(folded, base));
+}
+
+/** The spec's refusal text for rousseau's own files. */
+export function protectedError(tool: string, path: string): ToolError {
+  return new ToolError(tool, `${tool}: ${path} is rousseau's own configuration or state`);
+}
+
+/**
+ * True when the open file described by `info` is a hard link to one of rousseau's own files.
+ * A file with a single link is only reachable by its one path, which the path checks see;
+ * only a file with more links is compared by identity (rare, so the walk is affordable).
+ */
+function isProtectedInode(workspace: Workspace, info: { dev: number; ino: number; nlink: number }) {
+  if (info.nlink <= 1 || (workspace.protected ?? []).length === 0) return false;
+  const id = `${info.dev}:${info.ino}`;
+  if ((workspace.protectedIds ?? []).includes(id)) return true;
+  // Collected again at most once per call (a grep over hard-linked files asks per file).
+  let known = ids.get(workspace);
+  if (known === undefined || staleIds.has(workspace)) {
+    known = identities(workspace.protected);
+    ids.set(workspace, known);
+    staleIds.delete(workspace);
+  }
+  return known.has(id);
 }
 
 /** True when the real path `real` is one of the roots or below one. */
@@ -119,6 +261,21 @@ export function confineSync(
     throw new ToolError(tool, `${tool}: ${pathError(op, path, error)}`, { cause: error });
   }
   if (!isInside(workspace, real)) throw outside(tool, path);
+  if (isProtected(workspace, resolve(path), true) || isProtected(workspace, real)) {
+    throw protectedError(tool, path);
+  }
+  // A trailing slash asks for a directory: `a.txt/` fails as the OS says, never reads a.txt.
+  if (path.length > 1 && path.endsWith("/")) {
+    let info: Deno.FileInfo | undefined;
+    try {
+      info = Deno.statSync(real);
+    } catch {
+      info = undefined;
+    }
+    if (info !== undefined && !info.isDirectory) {
+      throw new ToolError(tool, `${tool}: ${op} ${path}: not a directory`);
+    }
+  }
   return real;
 }
 
@@ -201,6 +358,7 @@ export function proveOpenedSync(
   }
   if (kernel !== undefined) {
     if (!isInside(workspace, kernel)) throw outside(tool, path);
+    refuseProtectedFd(tool, path, fd, kernel, workspace);
     return;
   }
   // No kernel record (no /proc: not Linux): compare the descriptor with a fresh resolution
@@ -217,6 +375,23 @@ export function proveOpenedSync(
   if (a.dev !== b.dev || a.ino !== b.ino) {
     throw new ToolError(tool, `${tool}: ${path} changed while it was being opened; try again`);
   }
+  refuseProtectedFd(tool, path, fd, again, workspace);
+}
+
+/**
+ * Throws the protected-path refusal when the open file `fd`, found at `opened`, is one of
+ * rousseau's own files: by where the kernel says it is, and by identity (a hard link).
+ */
+function refuseProtectedFd(
+  tool: string,
+  path: string,
+  fd: number,
+  opened: string,
+  workspace: Workspace,
+): void {
+  if ((workspace.protected ?? []).length === 0) return;
+  if (isProtected(workspace, opened)) throw protectedError(tool, path);
+  if (isProtectedInode(workspace, fstatSync(fd))) throw protectedError(tool, path);
 }
 
 /**

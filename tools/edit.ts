@@ -76,6 +76,13 @@ function occurrences(haystack: Buffer, needle: Buffer): number[] {
   return found;
 }
 
+function tooLarge(path: string, size: number, max: number): ToolError {
+  return new ToolError(
+    NAME,
+    `${NAME}: ${path} is too large to edit (${size} bytes; the limit is ${max})`,
+  );
+}
+
 async function readBytes(path: string, real: string, context: ToolContext): Promise<Buffer> {
   const handle = await openConfined(NAME, path, real, context.workspace, READ_FLAGS).catch(
     (error) => {
@@ -93,11 +100,33 @@ async function readBytes(path: string, real: string, context: ToolContext): Prom
     if (!info.isFile()) {
       throw new ToolError(NAME, `${NAME}: read: read ${path}: not a regular file`);
     }
-    return await handle.readFile().catch((error: unknown) => {
-      throw new ToolError(NAME, `${NAME}: read: ${pathError("read", path, error)}`, {
-        cause: error,
-      });
-    });
+    const max = context.limits.editMaxBytes;
+    if (info.size > max) throw tooLarge(path, info.size, max);
+    // Read at most one byte past the limit: a file that grew since the stat is caught
+    // without ever holding more than the limit in memory.
+    let buffer = Buffer.alloc(Math.min(info.size, max) + 1);
+    let filled = 0;
+    for (;;) {
+      context.signal.throwIfAborted();
+      if (filled === buffer.length) {
+        // Grown since the stat: keep reading, but never past the limit.
+        if (filled > max) throw tooLarge(path, filled, max);
+        const grown = Buffer.alloc(Math.min(max + 1, buffer.length * 2));
+        buffer.copy(grown);
+        buffer = grown;
+      }
+      let n: number;
+      try {
+        ({ bytesRead: n } = await handle.read(buffer, filled, buffer.length - filled, null));
+      } catch (error) {
+        throw new ToolError(NAME, `${NAME}: read: ${pathError("read", path, error)}`, {
+          cause: error,
+        });
+      }
+      if (n === 0) break;
+      filled += n;
+    }
+    return buffer.subarray(0, filled);
   } finally {
     await handle.close();
   }

@@ -27,6 +27,14 @@ import { pathError } from "./_os_error.ts";
 import { confine, isInside, openConfinedSync, READ_FLAGS } from "./_workspace.ts";
 import { compileGlob, GlobSyntaxError } from "./_glob.ts";
 import { NeedleFinder, needlesOf } from "./_grep_needles.ts";
+import {
+  type IgnoreLevels,
+  isIgnored,
+  isIgnoredRoot,
+  levelsAbove,
+  levelsAt,
+} from "./_grep_ignore.ts";
+import { isProtectedPath, protectedNamesIn, protectedPathsOf } from "./_grep_protected.ts";
 import { decodeUtf8 } from "./_text.ts";
 import {
   DEFAULT_GREP_MAX_FILE_BYTES,
@@ -73,7 +81,9 @@ export function createGrepTool(): Tool<GrepInput> {
     description: "Search file contents with an RE2 regular expression (Go syntax: no " +
       "backreferences or lookaround). path is an absolute file or directory; directories are " +
       `searched recursively in name order, skipping ${[...SKIPPED_DIRS].join(", ")}, ` +
-      `binary files and files over ${DEFAULT_GREP_MAX_FILE_BYTES} bytes. Returns ` +
+      "what .gitignore files and .git/info/exclude ignore (a path given directly is " +
+      `searched anyway), binary files and files over ${DEFAULT_GREP_MAX_FILE_BYTES} bytes. ` +
+      "Returns " +
       `"<path>:<line>: <text>" rows, at most ${DEFAULT_GREP_MAX_MATCHES} by default, or ` +
       '"no matches".',
     inputSchema: {
@@ -191,7 +201,22 @@ interface Frame {
   /** Directory as reported, with a trailing slash. */
   readonly shown: string;
   readonly entries: readonly Deno.DirEntry[];
+  /** The ignore files that apply to the entries (see `_grep_ignore.ts`). */
+  readonly levels: IgnoreLevels;
+  /** Entries that are rousseau's own files, skipped silently (see `_grep_protected.ts`). */
+  readonly guarded: ReadonlySet<string> | undefined;
   next: number;
+}
+
+/** `levels` with what the directory `dir`, holding `entries`, adds to them. */
+function levelsOf(levels: IgnoreLevels, dir: string, entries: readonly Deno.DirEntry[]) {
+  let git = false;
+  let gitignore = false;
+  for (const entry of entries) {
+    if (entry.name === ".git") git = true;
+    else if (entry.name === ".gitignore" && entry.isFile) gitignore = true;
+  }
+  return levelsAt(levels, dir, { git, gitignore });
 }
 
 /** `path` with one trailing slash, ready for a name to be appended. */
@@ -199,19 +224,27 @@ function slashed(path: string): string {
   return path.endsWith("/") ? path : `${path}/`;
 }
 
-/** Files below `dir` in lexical byte order, depth first, skipping the usual build dirs. */
+/**
+ * Files below `dir` in lexical byte order, depth first, skipping the usual build dirs and
+ * what the repository ignores; `above` are the ignore files that apply above `dir`.
+ */
 function* walk(
   dir: string,
   display: string,
   accept: ((name: string) => boolean) | undefined,
+  above: IgnoreLevels,
+  guard: readonly string[],
 ): Generator<Candidate> {
   // Synchronous, like the reads, with one explicit stack: an async or nested generator costs
   // a promise or a resumption per file per level. Paths are joined by hand: both sides are
   // clean and a name holds no slash, so `join` would only spend time finding that out.
+  const entries = listSync(dir);
   const stack: Frame[] = [{
     dir: slashed(dir),
     shown: slashed(display),
-    entries: listSync(dir),
+    entries,
+    levels: levelsOf(above, dir, entries),
+    guarded: protectedNamesIn(guard, slashed(dir)),
     next: 0,
   }];
   while (stack.length > 0) {
@@ -222,15 +255,24 @@ function* walk(
       continue;
     }
     const path = frame.dir + entry.name;
+    const levels = frame.levels;
+    if (frame.guarded?.has(entry.name)) continue;
     if (entry.isDirectory) {
       if (SKIPPED_DIRS.has(entry.name)) continue;
+      if (levels.length > 0 && isIgnored(levels, path, true)) continue;
+      const entries = listSync(path);
       stack.push({
         dir: `${path}/`,
         shown: `${frame.shown}${entry.name}/`,
-        entries: listSync(path),
+        entries,
+        levels: levelsOf(levels, path, entries),
+        guarded: protectedNamesIn(guard, `${path}/`),
         next: 0,
       });
-    } else if ((entry.isFile || entry.isSymlink) && (accept === undefined || accept(entry.name))) {
+    } else if (
+      (entry.isFile || entry.isSymlink) && (accept === undefined || accept(entry.name)) &&
+      (levels.length === 0 || !isIgnored(levels, path, false))
+    ) {
       // Symlinks are resolved at open time: directories are not descended, targets outside
       // the workspace are dropped.
       yield {
@@ -240,6 +282,35 @@ function* walk(
         walked: entry.isFile,
       };
     }
+  }
+}
+
+/**
+ * Where the bytes of a file came from, for a per-file check (`ToolContext.mayReturn`): the
+ * resolved path of the file, and the identity of the file that was opened. After the check,
+ * the path must still name that file, so a directory or file swapped in between cannot pass
+ * one file's content off under another's path.
+ */
+interface Origin {
+  readonly real: string;
+  readonly dev: number;
+  readonly ino: number;
+}
+
+/** The origin of the open file `fd`, opened by `path`. */
+function originOf(fd: number, path: string): Origin {
+  const info = fstatSync(fd);
+  // Resolved after the open: a directory on the way swapped for a symlink shows here.
+  return { real: Deno.realPathSync(path), dev: info.dev, ino: info.ino };
+}
+
+/** True when `origin.real` still names the file that was read. */
+function stillNamesSync(origin: Origin): boolean {
+  try {
+    const info = Deno.statSync(origin.real);
+    return info.dev === origin.dev && info.ino === origin.ino;
+  } catch {
+    return false;
   }
 }
 
@@ -282,14 +353,20 @@ function loadSync(
   workspace: Workspace,
   maxBytes: number,
   buffers: Buffers,
+  guard: readonly string[],
+  track?: (origin: Origin) => void,
 ): Buffer | undefined {
   let fd: number | undefined;
   try {
-    // A link is resolved first: a target outside the workspace is never opened.
+    // A link is resolved first: a target outside the workspace, or one of rousseau's own
+    // files, is never opened.
     const real = candidate.link ? Deno.realPathSync(candidate.open) : candidate.open;
-    if (candidate.link && !isInside(workspace, real)) return undefined;
+    if (candidate.link && (!isInside(workspace, real) || isProtectedPath(guard, real))) {
+      return undefined;
+    }
     fd = openConfinedSync(real, workspace, OPEN_FLAGS);
     if (fd === undefined) return undefined;
+    if (track !== undefined) track(originOf(fd, real));
     return readOpenedSync(fd, maxBytes, buffers, null);
   } catch {
     return undefined;
@@ -499,6 +576,7 @@ function searchWalked(
     readonly maxBytes: number;
     readonly buffers: Buffers;
     readonly proofs: Proofs;
+    readonly track: ((origin: Origin) => void) | undefined;
   },
 ): void {
   let fd: number;
@@ -512,11 +590,27 @@ function searchWalked(
     if (bytes === undefined) return;
     searchNeedles(re, bytes, finder, emit, () => {
       state.proofs.needed++;
-      return provenInside(fd, path, state.workspace);
+      if (!provenInside(fd, path, state.workspace)) return false;
+      try {
+        state.track?.(originOf(fd, path));
+      } catch {
+        return false;
+      }
+      return true;
     });
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * The ignore files above the search root `real`. A root named directly is searched even when
+ * it is ignored itself: then the patterns above it do not apply below it either (the ones
+ * inside it still do).
+ */
+function namedLevels(real: string, workspace: Workspace): IgnoreLevels {
+  const above = levelsAbove(real, workspace);
+  return above.length > 0 && isIgnoredRoot(above, real) ? [] : above;
 }
 
 /** Gives the event loop a turn (timers, messages, cancellation) without a timer's delay. */
@@ -534,6 +628,12 @@ async function grep(input: GrepInput, context: ToolContext): Promise<string> {
   signal.throwIfAborted();
   const root = normalize(input.path).replace(/(.)\/+$/, "$1");
   const real = await confine(NAME, input.path, workspace, "stat");
+  // rousseau's own files: a root among them is refused, like every tool refuses them; below
+  // the root they are skipped silently.
+  const guard = protectedPathsOf(workspace);
+  if (isProtectedPath(guard, real)) {
+    throw new ToolError(NAME, `${NAME}: ${input.path} is rousseau's own configuration or state`);
+  }
   let info: Deno.FileInfo;
   try {
     info = await Deno.stat(real);
@@ -543,7 +643,7 @@ async function grep(input: GrepInput, context: ToolContext): Promise<string> {
     });
   }
   const candidates = info.isDirectory
-    ? walk(real, root, accept)
+    ? walk(real, root, accept, namedLevels(real, workspace), guard)
     : single({ open: real, display: root, link: false, walked: false }, accept);
 
   const max = limits.grepMaxMatches;
@@ -551,13 +651,22 @@ async function grep(input: GrepInput, context: ToolContext): Promise<string> {
   let rows = 0;
   let truncated = false;
   let display = "";
+  // Under a per-file check, a file's rows wait in `held` until the check passes; without one
+  // they go straight out.
+  const check = context.mayReturn;
+  let held: string[] = [];
+  let origin: Origin | undefined;
+  const track = check === undefined ? undefined : (found: Origin) => origin = found;
   const emit = (line: number, row: string): boolean => {
-    if (rows === max) {
+    if (rows + held.length === max) {
       truncated = true;
       return false;
     }
-    rows++;
-    out += `${display}:${line}: ${row}\n`;
+    const text = `${display}:${line}: ${row}\n`;
+    if (check === undefined) {
+      rows++;
+      out += text;
+    } else held.push(text);
     return true;
   };
   const buffers = takeBuffers();
@@ -574,17 +683,35 @@ async function grep(input: GrepInput, context: ToolContext): Promise<string> {
       }
       signal.throwIfAborted();
       display = candidate.display;
+      origin = undefined;
       if (
         finder !== undefined && candidate.walked &&
         proofs.needed <= PROOFS_FREE + proofs.files / PROOF_SHARE
       ) {
         proofs.files++;
-        searchWalked(candidate.open, re, finder, emit, { workspace, maxBytes, buffers, proofs });
+        searchWalked(candidate.open, re, finder, emit, {
+          workspace,
+          maxBytes,
+          buffers,
+          proofs,
+          track,
+        });
       } else {
-        const bytes = loadSync(candidate, workspace, maxBytes, buffers);
+        const bytes = loadSync(candidate, workspace, maxBytes, buffers, guard, track);
         if (bytes === undefined) continue;
         if (finder === undefined) searchText(re, bytes, whole, emit);
         else searchNeedles(re, bytes, finder, emit);
+      }
+      if (held.length > 0) {
+        // The file's content leaves only if its resolved path passes, and still names the
+        // file that was read; otherwise it is skipped like a file outside the workspace.
+        const found = origin as Origin | undefined;
+        const allowed = found !== undefined && await check!(found.real) && stillNamesSync(found);
+        if (allowed) {
+          rows += held.length;
+          out += held.join("");
+        } else truncated = false;
+        held = [];
       }
       if (truncated) break;
     }

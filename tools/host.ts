@@ -7,12 +7,15 @@
 
 import { ToolError } from "./define.ts";
 import type { Registry } from "./registry.ts";
-import type { ToolContext, ToolResult } from "./types.ts";
+import type { CallScope, ToolContext, ToolResult } from "./types.ts";
 
 /** Runs tool calls somewhere: in this isolate, or in a permission-scoped worker. */
 export interface ToolHost {
-  /** Runs `name` with raw (already JSON-decoded) input; never throws for a tool failure. */
-  call(name: string, input: unknown, signal: AbortSignal): Promise<ToolResult>;
+  /**
+   * Runs `name` with raw (already JSON-decoded) input; never throws for a tool failure.
+   * `scope` reaches the tool's context; a host that routes calls must pass it on.
+   */
+  call(name: string, input: unknown, signal: AbortSignal, scope?: CallScope): Promise<ToolResult>;
 }
 
 /** The text of a failure of tool `name`, with the spec's wording for cancellation. */
@@ -21,6 +24,34 @@ export function failureText(name: string, error: unknown, signal: AbortSignal): 
   if (signal.aborted) return `${name}: cancelled`;
   const detail = error instanceof Error ? error.message : String(error);
   return detail.startsWith(`${name}: `) ? detail : `${name}: ${detail}`;
+}
+
+/**
+ * How long a cancelled call may take to notice before its result is given up on: a tool that
+ * ignores its signal (or waits on something that never answers) still returns promptly.
+ */
+export const CANCEL_GRACE_MS = 5000;
+
+/**
+ * Rejects `CANCEL_GRACE_MS` after `signal` aborts; `stop` clears the timer (nothing is left
+ * to keep the process alive).
+ */
+function givenUpAfterCancel(signal: AbortSignal): { promise: Promise<never>; stop(): void } {
+  const { promise, reject } = Promise.withResolvers<never>();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const onAbort = () => {
+    timer = setTimeout(() => reject(signal.reason ?? new Error("cancelled")), CANCEL_GRACE_MS);
+  };
+  if (signal.aborted) onAbort();
+  else signal.addEventListener("abort", onAbort, { once: true });
+  promise.catch(() => {});
+  return {
+    promise,
+    stop() {
+      signal.removeEventListener("abort", onAbort);
+      if (timer !== undefined) clearTimeout(timer);
+    },
+  };
 }
 
 /** Runs `name` from `registry` with `input`; every failure becomes `{ isError: true }`. */
@@ -35,7 +66,13 @@ export async function runTool(
   try {
     context.signal.throwIfAborted();
     const parsed = tool.parseInput(input);
-    const output = await tool.execute(parsed, context);
+    const deadline = givenUpAfterCancel(context.signal);
+    let output: string;
+    try {
+      output = await Promise.race([tool.execute(parsed, context), deadline.promise]);
+    } finally {
+      deadline.stop();
+    }
     // A read-only call that finished as it was cancelled changed nothing: it reports the
     // cancellation, as it would have a moment later. A call that writes reports what it did.
     if (tool.readOnly === true) context.signal.throwIfAborted();
@@ -51,6 +88,11 @@ export function createInProcessHost(
   context: Omit<ToolContext, "signal">,
 ): ToolHost {
   return {
-    call: (name, input, signal) => runTool(registry, name, input, { ...context, signal }),
+    call: (name, input, signal, scope) =>
+      runTool(registry, name, input, {
+        ...context,
+        signal,
+        ...(scope?.mayReturn === undefined ? {} : { mayReturn: scope.mayReturn }),
+      }),
   };
 }

@@ -8,6 +8,8 @@ import type { Limits } from "./types.ts";
 
 /** read: bytes returned verbatim before truncation. */
 export const DEFAULT_READ_MAX_BYTES = 262_144;
+/** edit: the largest file edit reads (16 MiB). */
+export const DEFAULT_EDIT_MAX_BYTES = 16 * 1024 * 1024;
 /** grep: rows returned before truncation. */
 export const DEFAULT_GREP_MAX_MATCHES = 200;
 /** grep: files larger than this are skipped (4 MiB). */
@@ -24,6 +26,7 @@ export const BINARY_SNIFF_BYTES = 512;
 /** The built-in defaults. */
 export const DEFAULT_LIMITS: Limits = Object.freeze({
   readMaxBytes: DEFAULT_READ_MAX_BYTES,
+  editMaxBytes: DEFAULT_EDIT_MAX_BYTES,
   grepMaxMatches: DEFAULT_GREP_MAX_MATCHES,
   grepMaxFileBytes: DEFAULT_GREP_MAX_FILE_BYTES,
   bashTimeoutMs: DEFAULT_BASH_TIMEOUT_MS,

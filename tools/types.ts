@@ -23,12 +23,26 @@ export interface JsonSchemaObject {
 export interface Workspace {
   /** Absolute, symlink-free roots; the first is bash's working directory. */
   readonly roots: readonly string[];
+  /**
+   * rousseau's own files and directories (tools.md, "Protected paths"): absolute, each as
+   * configured and as resolved when the workspace was made. They may not exist yet. No tool
+   * reads or writes anything at or below them.
+   */
+  readonly protected: readonly string[];
+  /**
+   * `dev:ino` of the protected files that existed when the workspace was made (and of the
+   * files in the protected directories), so a hard link elsewhere is recognised even where
+   * this isolate may no longer look at the originals (the tool worker).
+   */
+  readonly protectedIds: readonly string[];
 }
 
 /** Limits the built-in tools enforce; every field has a default in `limits.ts`. */
 export interface Limits {
   /** read: files larger than this come back truncated. */
   readonly readMaxBytes: number;
+  /** edit: larger files are refused before they are read. */
+  readonly editMaxBytes: number;
   /** grep: the most rows one call returns. */
   readonly grepMaxMatches: number;
   /** grep: files larger than this are skipped; a file of exactly this size is searched. */
@@ -51,6 +65,19 @@ export interface ToolContext {
   readonly env: Readonly<Record<string, string>>;
   /** When set, bash runs under this bubblewrap sandbox. */
   readonly sandbox?: Sandbox;
+  /**
+   * When set, whether the content of the file at the resolved path `realPath` may be part of
+   * the output (an approver `path` rule, judged per file). A tool that returns content of
+   * files its input does not name (grep over a directory) must ask before any of a file's
+   * content goes into the output, and skip the file on false.
+   */
+  readonly mayReturn?: (realPath: string) => Promise<boolean>;
+}
+
+/** What the gate adds to one call besides its input (see `ToolContext.mayReturn`). */
+export interface CallScope {
+  /** Whether the content of the file at `realPath` may be returned. */
+  readonly mayReturn?: (realPath: string) => Promise<boolean>;
 }
 
 /** A tool the model can call: plain data plus two functions. */

@@ -39,6 +39,16 @@ export interface CallMessage {
   readonly id: number;
   readonly name: string;
   readonly input: unknown;
+  /** True when the host judges files per call (`ToolContext.mayReturn`): ask it. */
+  readonly scoped?: boolean;
+}
+
+/** The host's answer to a `may-return` question. */
+export interface MayReturnAnswer {
+  readonly type: "may-return-answer";
+  /** The question's number. */
+  readonly ask: number;
+  readonly allowed: boolean;
 }
 
 /** Cancels a call in flight. */
@@ -48,7 +58,7 @@ export interface CancelMessage {
 }
 
 /** Messages the worker accepts. */
-export type WorkerRequest = InitMessage | CallMessage | CancelMessage;
+export type WorkerRequest = InitMessage | CallMessage | CancelMessage | MayReturnAnswer;
 
 /** Messages the worker sends. */
 export type WorkerReply =
@@ -59,6 +69,13 @@ export type WorkerReply =
     >;
   }
   | { readonly type: "failed"; readonly error: string }
+  | {
+    /** Whether a file's content may be returned by call `id` (see `ToolContext.mayReturn`). */
+    readonly type: "may-return";
+    readonly id: number;
+    readonly ask: number;
+    readonly path: string;
+  }
   | {
     readonly type: "result";
     readonly id: number;
@@ -100,6 +117,31 @@ const scope = self as any;
 let registry: Registry | undefined;
 let base: Omit<ToolContext, "signal"> | undefined;
 const running = new Map<number, AbortController>();
+/** Questions to the host about files, by number: resolved with its answer. */
+const asked = new Map<number, (allowed: boolean) => void>();
+let nextAsk = 1;
+
+/**
+ * Asks the host whether call `id` may return the content of the file at `path`. A cancelled
+ * call gets false: nothing of it is returned anyway.
+ */
+function mayReturnFor(id: number, signal: AbortSignal): (path: string) => Promise<boolean> {
+  return (path) => {
+    if (signal.aborted) return Promise.resolve(false);
+    const ask = nextAsk++;
+    return new Promise<boolean>((resolve) => {
+      const onAbort = () => settle(false);
+      const settle = (allowed: boolean) => {
+        asked.delete(ask);
+        signal.removeEventListener("abort", onAbort);
+        resolve(allowed);
+      };
+      asked.set(ask, settle);
+      signal.addEventListener("abort", onAbort, { once: true });
+      reply({ type: "may-return", id, ask, path });
+    });
+  };
+}
 
 function reply(message: WorkerReply): void {
   scope.postMessage(message);
@@ -138,6 +180,10 @@ scope.onmessage = async (event: MessageEvent<WorkerRequest>) => {
     running.get(message.id)?.abort();
     return;
   }
+  if (message.type === "may-return-answer") {
+    asked.get(message.ask)?.(message.allowed === true);
+    return;
+  }
   const controller = new AbortController();
   running.set(message.id, controller);
   try {
@@ -146,6 +192,9 @@ scope.onmessage = async (event: MessageEvent<WorkerRequest>) => {
       : await runTool(registry, message.name, message.input, {
         ...base,
         signal: controller.signal,
+        ...(message.scoped === true
+          ? { mayReturn: mayReturnFor(message.id, controller.signal) }
+          : {}),
       });
     reply({ type: "result", id: message.id, ...result });
   } finally {

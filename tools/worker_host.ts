@@ -14,7 +14,7 @@ import { fileURLToPath as fromFileUrl } from "node:url";
 import { defineTool, ToolError } from "./define.ts";
 import { Registry } from "./registry.ts";
 import { createFdChannel, serveFdChannel } from "./_fd_channel.ts";
-import type { ToolHost } from "./host.ts";
+import { CANCEL_GRACE_MS, type ToolHost } from "./host.ts";
 import type { WorkerReply, WorkerRequest } from "./worker.ts";
 import type { JsonSchemaObject, Limits, ToolResult, Workspace } from "./types.ts";
 import type { Sandbox } from "./_sandbox.ts";
@@ -100,6 +100,8 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
     },
   } as WorkerOptions);
   const pending = new Map<number, (result: ToolResult) => void>();
+  /** The per-file checks of calls in flight that have one. */
+  const scopes = new Map<number, (realPath: string) => Promise<boolean>>();
   let nextId = 1;
   let closed = false;
   const post = (message: WorkerRequest) => worker.postMessage(message);
@@ -111,7 +113,14 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
     const message = event.data;
     if (message.type === "ready") ready.resolve(message);
     else if (message.type === "failed") ready.reject(new Error(message.error));
-    else {
+    else if (message.type === "may-return") {
+      // Fails closed: an unknown call, or a check that throws, returns nothing of the file.
+      const check = scopes.get(message.id);
+      const answer = check === undefined ? Promise.resolve(false) : check(message.path);
+      answer.catch(() => false).then((allowed) => {
+        if (!closed) post({ type: "may-return-answer", ask: message.ask, allowed });
+      });
+    } else {
       pending.get(message.id)?.({ output: message.output, isError: message.isError });
       pending.delete(message.id);
     }
@@ -167,19 +176,40 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
     permissions,
     close,
     [Symbol.asyncDispose]: () => Promise.resolve(close()),
-    call(name, input, signal) {
+    call(name, input, signal, scope) {
       if (closed) {
         return Promise.resolve({ output: "tools: the tool worker was stopped", isError: true });
       }
       const id = nextId++;
+      const mayReturn = scope?.mayReturn;
+      if (mayReturn !== undefined) scopes.set(id, mayReturn);
       return new Promise<ToolResult>((resolve) => {
-        const onAbort = () => post({ type: "cancel", id });
+        let stuck: ReturnType<typeof setTimeout> | undefined;
+        const onAbort = () => {
+          post({ type: "cancel", id });
+          // A worker that does not answer a cancellation in time is blocked (a synchronous
+          // wait inside a tool): the call returns anyway, and the worker is stopped so that
+          // nothing it was doing outlives the cancellation.
+          stuck ??= setTimeout(() => {
+            pending.get(id)?.({ output: `${name}: cancelled`, isError: true });
+            pending.delete(id);
+            close();
+          }, 2 * CANCEL_GRACE_MS);
+        };
         pending.set(id, (result) => {
           signal.removeEventListener("abort", onAbort);
+          if (stuck !== undefined) clearTimeout(stuck);
+          scopes.delete(id);
           resolve(result);
         });
         signal.addEventListener("abort", onAbort, { once: true });
-        post({ type: "call", id, name, input });
+        post({
+          type: "call",
+          id,
+          name,
+          input,
+          ...(mayReturn === undefined ? {} : { scoped: true }),
+        });
         if (signal.aborted) onAbort();
       });
     },

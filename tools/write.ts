@@ -61,12 +61,18 @@ async function makeParents(path: string, real: string): Promise<void> {
       throw new ToolError(NAME, `${NAME}: mkdir: ${pathError("stat", parent, error)}`);
     }
   }
-  // Name the first component of the caller's path that exists but is not a directory.
+  // Name the first component of the caller's path that exists but is not a directory. A
+  // prefix this isolate may not look at (above the worker's grants) is passed over.
   const spelled = normalize(path).split("/");
   for (let i = 2; i < spelled.length; i++) {
     const prefix = spelled.slice(0, i).join("/");
-    const info = await Deno.stat(prefix).catch(() => undefined);
-    if (info === undefined) break;
+    let info: Deno.FileInfo;
+    try {
+      info = await Deno.stat(prefix);
+    } catch (error) {
+      if (isNotFound(error)) break;
+      continue;
+    }
     if (!info.isDirectory) {
       throw new ToolError(NAME, `${NAME}: mkdir: mkdir ${prefix}: not a directory`);
     }
@@ -84,6 +90,10 @@ async function writeFile({ path, content }: WriteInput, context: ToolContext): P
   const { workspace, signal } = context;
   signal.throwIfAborted();
   const real = await confine(NAME, path, workspace);
+  // `name/` names a directory: as open(2) with O_CREAT says, a directory cannot be written.
+  if (path.length > 1 && path.endsWith("/")) {
+    throw new ToolError(NAME, `${NAME}: open ${path}: is a directory`);
+  }
   await makeParents(path, real);
   // The directories now exist: resolve again so a link created meanwhile is seen.
   const final = await confine(NAME, path, workspace);

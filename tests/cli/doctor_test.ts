@@ -16,6 +16,8 @@ Deno.test("doctor lists every layer and exits 0 when all checks pass", async () 
     "provider",
     "approver",
     "workspace",
+    "instructions",
+    "context",
     "sandbox",
     "layers run",
     "layers chat",

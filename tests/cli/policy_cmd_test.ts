@@ -282,10 +282,14 @@ Deno.test("audit verify: intact, then an edited, a removed and a swapped line ar
     line: 2,
     problem: "lines were reordered: line 2 follows line 3 in the chain",
   });
-  // The last line has no successor: --head with a hash kept elsewhere catches its edit.
+  // The last line has no successor: the head beside the log catches its edit, and so does
+  // --head with a hash kept elsewhere when there is no head file.
   const last = lines.map((l, i) => i === 5 ? l.replace('"tool.done"', '"tool.error"') : l);
+  await Deno.copyFile(`${file}.head`, `${tampered}.head`);
   out = await verify(last);
-  assertEquals(out.code, 0);
+  assertEquals(out.code, 1);
+  assertStringIncludes(out.stdout, "line 6: line 6 does not match the head (entry 6, hash");
+  await Deno.remove(`${tampered}.head`);
   out = await verify(last, "--head", headHash);
   assertEquals(out.code, 1);
   assertStringIncludes(out.stdout, "line 6: the last line's hash is");

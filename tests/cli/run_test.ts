@@ -110,6 +110,7 @@ for (const kind of ["anthropic", "openai"] as const) {
       "duration_ms",
       "denials",
       "layers",
+      "context",
     ]);
     assertEquals(result.type, "result");
     assertEquals(result.subtype, "success");

@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 import { abortOnNewEntry, fail, list, ok } from "../_helpers/results.ts";
+import { runCli } from "../_helpers/cli.ts";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
 const ENCODER = new TextEncoder();
@@ -682,4 +683,90 @@ Deno.test("edit() stages the temporary file beside the target and removes it on 
   );
   assertEquals(await Deno.readTextFile(path), "old text");
   assertEquals(await list(dir), ["a.txt"]);
+});
+
+// ---- Bounded memory (issue 15, item 5) -------------------------------------------------------
+
+Deno.test("edit() refuses a file over tools.edit.max_bytes before reading it; one at the limit is edited", async () => {
+  await using ws = await tmpWorkspace({
+    files: { "at.txt": "0123456789", "over.txt": "0123456789a" },
+  });
+  const limits = { editMaxBytes: 10 };
+  const input = (path: string) => ({ path, old_string: "0", new_string: "X" });
+  assertEquals(
+    await ws.call("edit", input(ws.path("at.txt")), { limits }),
+    ok(`edited ${ws.path("at.txt")} (1 replacement)`),
+  );
+  assertEquals(await Deno.readTextFile(ws.path("at.txt")), "X123456789");
+  assertEquals(
+    await ws.call("edit", input(ws.path("over.txt")), { limits }),
+    fail(`edit: ${ws.path("over.txt")} is too large to edit (11 bytes; the limit is 10)`),
+  );
+  assertEquals(await Deno.readTextFile(ws.path("over.txt")), "0123456789a");
+});
+
+Deno.test("edit() of a 1.5 GB sparse file fails fast with bounded memory and leaves it untouched", async () => {
+  await using ws = await tmpWorkspace();
+  const path = ws.path("huge.txt");
+  const size = 1_500_000_000;
+  await Deno.writeTextFile(path, "needle\n");
+  await Deno.truncate(path, size);
+  const before = await Deno.stat(path);
+  // In a process of its own, so its peak resident memory (VmHWM) is this edit's alone.
+  const script = join(ws.outside, "edit_huge.ts");
+  await Deno.writeTextFile(
+    script,
+    `import { createBuiltinTools, createInProcessHost, createWorkspace, DEFAULT_LIMITS, Registry } from ${
+      JSON.stringify(new URL("../../mod.ts", import.meta.url).href)
+    };
+const host = createInProcessHost(new Registry(createBuiltinTools()), {
+  workspace: await createWorkspace([${JSON.stringify(ws.root)}]),
+  limits: DEFAULT_LIMITS,
+  env: {},
+});
+const input = { path: ${JSON.stringify(path)}, old_string: "needle", new_string: "pin" };
+const result = await host.call("edit", input, new AbortController().signal);
+const hwm = /^VmHWM:\\s*(\\d+) kB/m.exec(Deno.readTextFileSync("/proc/self/status"))[1];
+console.log(JSON.stringify({ result, peakKiB: Number(hwm) }));
+`,
+  );
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", "--config", join(REPO, "deno.json"), script],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  assertEquals(code, 0, decoder.decode(stderr));
+  const { result, peakKiB } = JSON.parse(decoder.decode(stdout));
+  assertEquals(
+    result,
+    fail(`edit: ${path} is too large to edit (${size} bytes; the limit is ${16 * 1024 * 1024})`),
+  );
+  // Reading it would take 1.5 GB (the unbounded edit took 3 GB); a Deno process idles near 100 MB.
+  assert(peakKiB < 400 * 1024, `peak RSS ${peakKiB} KiB`);
+  const after = await Deno.stat(path);
+  assertEquals([after.size, after.blocks, after.mtime], [before.size, before.blocks, before.mtime]);
+  assertEquals(await list(ws.root), ["huge.txt"]);
+});
+
+Deno.test("edit(): tools.edit.max_bytes in the config sets the limit (through `rousseau tool edit`)", async () => {
+  await using ws = await tmpWorkspace({ files: { "six.txt": "abcdef" } });
+  const config = join(ws.outside, "config.yaml");
+  await Deno.writeTextFile(config, "tools:\n  edit:\n    max_bytes: 5\n");
+  const path = ws.path("six.txt");
+  const run = await runCli([
+    "--config",
+    config,
+    "--workspace",
+    ws.root,
+    "tool",
+    "edit",
+    JSON.stringify({ path, old_string: "a", new_string: "b" }),
+  ]);
+  assertEquals(run, {
+    code: 1,
+    stdout: "",
+    stderr: `edit: ${path} is too large to edit (6 bytes; the limit is 5)\n`,
+  });
+  assertEquals(await Deno.readTextFile(path), "abcdef");
 });

@@ -14,7 +14,6 @@ import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 import { fail, ok } from "../_helpers/results.ts";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
-const NOTE = "; use grep, or bash with sed -n, for the rest]";
 
 /** `size` bytes of `fill` with a NUL at `offset`. */
 function nulAt(offset: number, size: number, fill = 0x61): Uint8Array {
@@ -24,8 +23,9 @@ function nulAt(offset: number, size: number, fill = 0x61): Uint8Array {
 }
 
 /** The truncation note read appends. */
-function note(shown: number, total: number): string {
-  return `[truncated: showed ${shown} of ${total} bytes${NOTE}`;
+function note(shown: number, total: number, last: number, lines: number, first = 1): string {
+  return `[truncated: showed ${shown} of ${total} bytes; lines ${first}-${last} of ${lines}; ` +
+    `call read with offset ${last + 1} to continue]`;
 }
 
 /**
@@ -117,7 +117,7 @@ Deno.test("read() decodes invalid UTF-8 with the replacement character", async (
 Deno.test("read() ignores unknown input keys", async () => {
   await using ws = await tmpWorkspace({ files: { "a.txt": "hi" } });
   assertEquals(
-    await ws.call("read", { path: ws.path("a.txt"), offset: 10, limit: "x", extra: null }),
+    await ws.call("read", { path: ws.path("a.txt"), start: 10, lines: "x", extra: null }),
     ok("hi"),
   );
 });
@@ -571,7 +571,7 @@ Deno.test("read() truncates a file one byte over the default cap at the last lin
   await using ws = await tmpWorkspace({ files: { "over.txt": text } });
   assertEquals(
     await ws.call("read", { path: ws.path("over.txt") }),
-    ok(lines + note(262100, 262145)),
+    ok(lines + note(262100, 262145, 2621, 2622)),
   );
 });
 
@@ -582,7 +582,7 @@ Deno.test("read() truncates a much larger file and reports its total size", asyn
   const cut = Math.floor(262144 / line.length) * line.length;
   assertEquals(
     await ws.call("read", { path: ws.path("huge.txt") }),
-    ok(text.slice(0, cut) + note(cut, text.length)),
+    ok(text.slice(0, cut) + note(cut, text.length, cut / line.length, 100_000)),
   );
 });
 
@@ -590,16 +590,16 @@ Deno.test("read() honours a small readMaxBytes at the exact boundary", async (t)
   const rows: [string, string, number, string][] = [
     ["exactly the cap", "aaaa\nbbbb\n", 10, "aaaa\nbbbb\n"],
     ["under the cap", "aaaa\nbb", 10, "aaaa\nbb"],
-    ["cap + 1, break at the cap", "aaaa\nbbbb\nc", 10, "aaaa\nbbbb\n" + note(10, 11)],
-    ["cap + 1, earlier break", "aaaa\nbbbbbb", 10, "aaaa\n" + note(5, 11)],
-    ["break just past the cap is not used", "abcd\nefgh\n", 9, "abcd\n" + note(5, 10)],
-    ["break at offset 0", "\nabcdefghijk", 5, "\n" + note(1, 12)],
-    ["CRLF lines", "ab\r\ncd\r\nef\r\n", 9, "ab\r\ncd\r\n" + note(8, 12)],
+    ["cap + 1, break at the cap", "aaaa\nbbbb\nc", 10, "aaaa\nbbbb\n" + note(10, 11, 2, 3)],
+    ["cap + 1, earlier break", "aaaa\nbbbbbb", 10, "aaaa\n" + note(5, 11, 1, 2)],
+    ["break just past the cap is not used", "abcd\nefgh\n", 9, "abcd\n" + note(5, 10, 1, 2)],
+    ["break at offset 0", "\nabcdefghijk", 5, "\n" + note(1, 12, 1, 2)],
+    ["CRLF lines", "ab\r\ncd\r\nef\r\n", 9, "ab\r\ncd\r\n" + note(8, 12, 2, 3)],
     [
       "file larger than the sniffed prefix",
       "aaaa\n".repeat(200),
       10,
-      "aaaa\naaaa\n" + note(10, 1000),
+      "aaaa\naaaa\n" + note(10, 1000, 2, 200),
     ],
   ];
   for (const [name, text, cap, expected] of rows) {
@@ -615,10 +615,10 @@ Deno.test("read() honours a small readMaxBytes at the exact boundary", async (t)
 
 Deno.test("read() cuts a file without a line break at the cap, on a character boundary", async (t) => {
   const rows: [string, string, number, string][] = [
-    ["ASCII", "abcdefghijkl", 5, "abcde\n" + note(5, 12)],
-    ["two-byte characters", "ééééé", 5, "éé\n" + note(4, 10)],
-    ["four-byte characters", "😀😀😀", 7, "😀\n" + note(4, 12)],
-    ["ends exactly on a boundary", "ééééé", 6, "ééé\n" + note(6, 10)],
+    ["ASCII", "abcdefghijkl", 5, "abcde\n" + note(5, 12, 1, 1)],
+    ["two-byte characters", "ééééé", 5, "éé\n" + note(4, 10, 1, 1)],
+    ["four-byte characters", "😀😀😀", 7, "😀\n" + note(4, 12, 1, 1)],
+    ["ends exactly on a boundary", "ééééé", 6, "ééé\n" + note(6, 10, 1, 1)],
   ];
   for (const [name, text, cap, expected] of rows) {
     await t.step(name, async () => {
@@ -642,7 +642,7 @@ Deno.test("read() counts the cap in bytes, not characters", async () => {
   );
   assertEquals(
     await ws.call("read", { path }, { limits: { readMaxBytes: 11 } }),
-    ok("é\né\né\n" + note(9, 12)),
+    ok("é\né\né\n" + note(9, 12, 3, 4)),
   );
 });
 
@@ -659,4 +659,169 @@ Deno.test("read() refuses a FIFO in the workspace instead of blocking on it", as
     output: `edit: read: read ${fifo}: not a regular file`,
     isError: true,
   });
+});
+
+// ---- Trailing slashes (issue 15, item 10) ----------------------------------------------------
+
+Deno.test("read(), write() and edit() of `file/` fail as the OS does and touch nothing", async () => {
+  await using ws = await tmpWorkspace({ files: { "a.txt": "text", "d/keep": "" } });
+  await Deno.symlink(ws.path("a.txt"), ws.path("link"));
+  for (const name of ["a.txt/", "link/"]) {
+    const path = ws.path(name) + (ws.path(name).endsWith("/") ? "" : "/");
+    assertEquals(await ws.call("read", { path }), fail(`read: open ${path}: not a directory`));
+    assertEquals(
+      await ws.call("write", { path, content: "x" }),
+      fail(`write: open ${path}: not a directory`),
+    );
+    assertEquals(
+      await ws.call("edit", { path, old_string: "text", new_string: "x" }),
+      fail(`edit: read: open ${path}: not a directory`),
+    );
+  }
+  const dir = ws.path("d") + "/";
+  assertEquals(await ws.call("read", { path: dir }), fail(`read: read ${dir}: is a directory`));
+  const fresh = ws.path("new") + "/";
+  assertEquals(
+    await ws.call("write", { path: fresh, content: "x" }),
+    fail(`write: open ${fresh}: is a directory`),
+  );
+  assertEquals(await Deno.readTextFile(ws.path("a.txt")), "text");
+  assertEquals((await Array.fromAsync(Deno.readDir(ws.root))).map((e) => e.name).sort(), [
+    "a.txt",
+    "d",
+    "link",
+  ]);
+});
+
+// ---- Paging: offset and limit (issue 17) ------------------------------------------------------
+
+Deno.test("read() with offset and limit returns exactly those lines, verbatim", async (t) => {
+  await using ws = await tmpWorkspace({ files: { "f.txt": "l1\nl2\r\nl3\nl4\nl5" } });
+  const path = ws.path("f.txt");
+  const rows: [string, Record<string, number>, string][] = [
+    ["offset and limit", { offset: 2, limit: 2 }, "l2\r\nl3\n"],
+    ["offset to the end", { offset: 4 }, "l4\nl5"],
+    ["limit from the start", { limit: 1 }, "l1\n"],
+    ["limit past the end", { offset: 5, limit: 10 }, "l5"],
+    ["offset 1, the whole file", { offset: 1 }, "l1\nl2\r\nl3\nl4\nl5"],
+  ];
+  for (const [name, page, expected] of rows) {
+    await t.step(name, async () => {
+      assertEquals(await ws.call("read", { path, ...page }), ok(expected));
+    });
+  }
+});
+
+Deno.test("read() with an offset past the end names the file's line count", async () => {
+  await using ws = await tmpWorkspace({
+    files: { "f.txt": "a\nb\n", "g.txt": "a\nb", "e.txt": "" },
+  });
+  for (
+    const [name, offset, lines] of [["f.txt", 3, 2], ["g.txt", 3, 2], ["e.txt", 1, 0]] as const
+  ) {
+    const path = ws.path(name);
+    assertEquals(
+      await ws.call("read", { path, offset }),
+      fail(`read: offset ${offset} is past the end of ${path} (${lines} lines)`),
+    );
+  }
+});
+
+Deno.test("read() refuses an offset or limit that is not a whole number of at least 1", async (t) => {
+  await using ws = await tmpWorkspace({ files: { "f.txt": "a\n" } });
+  const rows: [string, unknown, string][] = [
+    ["offset 0", { offset: 0 }, 'field "offset" must be a whole number of at least 1, got 0'],
+    ["negative limit", { limit: -2 }, 'field "limit" must be a whole number of at least 1, got -2'],
+    ["fraction", { offset: 1.5 }, 'field "offset" must be a whole number of at least 1, got 1.5'],
+    ["string", { limit: "3" }, 'field "limit" must be a number, got a string'],
+  ];
+  for (const [name, page, detail] of rows) {
+    await t.step(name, async () => {
+      assertEquals(
+        await ws.call("read", { path: ws.path("f.txt"), ...(page as object) }),
+        fail(`read: parse input: ${detail}`),
+      );
+    });
+  }
+});
+
+Deno.test("read() pages stay under the byte cap and the note names the next offset", async () => {
+  await using ws = await tmpWorkspace({ files: { "f.txt": "aaaa\n".repeat(10) } });
+  const path = ws.path("f.txt");
+  const limits = { readMaxBytes: 10 };
+  assertEquals(
+    await ws.call("read", { path, offset: 3 }, { limits }),
+    ok("aaaa\naaaa\n" + note(10, 50, 4, 10, 3)),
+  );
+  // Following the note's offset reaches the rest, page by page, and the last page has no note.
+  assertEquals(
+    await ws.call("read", { path, offset: 5, limit: 2 }, { limits }),
+    ok("aaaa\naaaa\n"),
+  );
+  assertEquals(await ws.call("read", { path, offset: 9 }, { limits }), ok("aaaa\naaaa\n"));
+});
+
+Deno.test("read() pages through a 1.5 GB sparse file by streaming it, with bounded memory", async () => {
+  await using ws = await tmpWorkspace();
+  const path = ws.path("huge.txt");
+  const size = 1_500_000_000;
+  const head = Array.from({ length: 100 }, (_, i) => `line ${i + 1}\n`).join("");
+  {
+    using file = await Deno.open(path, { write: true, create: true });
+    await file.write(new TextEncoder().encode(head));
+    await file.truncate(size - 12);
+    await file.seek(size - 12, Deno.SeekMode.Start);
+    await file.write(new TextEncoder().encode("tail1\ntail2\n"));
+  }
+  // Line 101 is the 1.5 GB run of zeros ending in "tail1"; line 102 is "tail2".
+  const script = join(ws.outside, "read_huge.ts");
+  await Deno.writeTextFile(
+    script,
+    `import { createBuiltinTools, createInProcessHost, createWorkspace, DEFAULT_LIMITS, Registry } from ${
+      JSON.stringify(new URL("../../mod.ts", import.meta.url).href)
+    };
+const host = createInProcessHost(new Registry(createBuiltinTools()), {
+  workspace: await createWorkspace([${JSON.stringify(ws.root)}]),
+  limits: { ...DEFAULT_LIMITS, readMaxBytes: 4096 },
+  env: {},
+});
+const signal = new AbortController().signal;
+const path = ${JSON.stringify(path)};
+const results = [
+  await host.call("read", { path, offset: 102 }, signal),
+  await host.call("read", { path, offset: 99, limit: 2 }, signal),
+  await host.call("read", { path }, signal),
+];
+const hwm = /^VmHWM:\\s*(\\d+) kB/m.exec(Deno.readTextFileSync("/proc/self/status"))[1];
+console.log(JSON.stringify({ results, peakKiB: Number(hwm) }));
+`,
+  );
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", "--config", join(REPO, "deno.json"), script],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  assertEquals(code, 0, decoder.decode(stderr));
+  const { results, peakKiB } = JSON.parse(decoder.decode(stdout));
+  assertEquals(results, [
+    ok("tail2\n"),
+    ok("line 99\nline 100\n"),
+    ok(head + note(head.length, size, 100, 102)),
+  ]);
+  assert(peakKiB < 400 * 1024, `peak RSS ${peakKiB} KiB`);
+});
+
+Deno.test("read() of a huge file stops at a cancellation", async () => {
+  await using ws = await tmpWorkspace();
+  const path = ws.path("huge.txt");
+  await Deno.writeTextFile(path, "a\n".repeat(300));
+  await Deno.truncate(path, 1_000_000_000);
+  const controller = new AbortController();
+  // Fires at the read's first yield to the event loop, long before a gigabyte is scanned.
+  setTimeout(() => controller.abort(), 0);
+  assertEquals(
+    await ws.call("read", { path, offset: 3 }, { signal: controller.signal }),
+    fail("read: cancelled"),
+  );
 });

@@ -4,6 +4,8 @@ import type { ToolResult } from "../../mod.ts";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 import { abortOnNewEntry, fail, list, ok } from "../_helpers/results.ts";
+import { finished, runCli, spawnCli } from "../_helpers/cli.ts";
+import { startFakeAnthropic } from "../_helpers/fake_providers.ts";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -709,4 +711,330 @@ Deno.test("write() never writes outside when the target flips to an outside link
   assertEquals(await Deno.readTextFile(secretPath), secret);
   assertEquals(await list(ws.outside), ["secret.txt"]);
   assertEquals((await list(ws.root)).filter((name) => name.endsWith(".tmp")), []);
+});
+
+// ---- Only regular files, never blocking (issue 15, item 4) ---------------------------------
+
+async function mkfifo(path: string): Promise<void> {
+  const made = await new Deno.Command("mkfifo", { args: [path] }).output();
+  assertEquals(made.code, 0, new TextDecoder().decode(made.stderr));
+}
+
+Deno.test("write() refuses a FIFO at once, with or without a reader, and through a symlink", async () => {
+  await using ws = await tmpWorkspace();
+  const fifo = ws.path("f");
+  await mkfifo(fifo);
+  await Deno.symlink(fifo, ws.path("link"));
+  for (const path of [fifo, ws.path("link")]) {
+    assertEquals(
+      await ws.call("write", { path, content: "x" }),
+      fail(`write: ${path} is not a regular file`),
+    );
+  }
+  // A reader waiting on the FIFO gets nothing, and the write does not wait for it either.
+  const reader = new Deno.Command("/bin/sh", {
+    args: ["-c", `exec 3<"$0"; cat <&3`, fifo],
+    stdout: "piped",
+  }).spawn();
+  assertEquals(
+    await ws.call("write", { path: fifo, content: "x" }),
+    fail(`write: ${fifo} is not a regular file`),
+  );
+  // Unblock the reader (open for writing, write nothing) and check it saw nothing.
+  const w = await Deno.open(fifo, { write: true });
+  w.close();
+  const { stdout } = await reader.output();
+  assertEquals(stdout.length, 0);
+  assert((await Deno.lstat(fifo)).isFifo);
+  assertEquals(await list(ws.root), ["f", "link"]);
+});
+
+Deno.test("write() refuses a unix socket and a device node", async () => {
+  await using ws = await tmpWorkspace();
+  const socket = ws.path("s.sock");
+  using _listener = Deno.listen({ transport: "unix", path: socket });
+  assertEquals(
+    await ws.call("write", { path: socket, content: "x" }),
+    fail(`write: ${socket} is not a regular file`),
+  );
+  if (Deno.uid() === 0) {
+    const dev = ws.path("null-dev");
+    const made = await new Deno.Command("mknod", { args: [dev, "c", "1", "3"] }).output();
+    if (made.code === 0) {
+      assertEquals(
+        await ws.call("write", { path: dev, content: "x" }),
+        fail(`write: ${dev} is not a regular file`),
+      );
+      assert((await Deno.lstat(dev)).isCharDevice);
+    }
+  }
+});
+
+Deno.test("write() never blocks while a FIFO and a file are swapped under it", async () => {
+  await using ws = await tmpWorkspace({ files: { "plain": "p" } });
+  await mkfifo(ws.path("fifo"));
+  const target = ws.path("t");
+  // Another process swaps a FIFO and a regular file into `t` as fast as it can.
+  const swapper = new Deno.Command("/bin/sh", {
+    args: [
+      "-c",
+      'cd "$0" && while [ ! -e stop ]; do ln -f fifo t.new && mv -f t.new t; ' +
+      "ln -f plain t.new && mv -f t.new t; done",
+      ws.root,
+    ],
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  try {
+    const seen = new Set<string>();
+    for (let i = 0; i < 200; i++) {
+      const result = await ws.call("write", { path: target, content: "x" });
+      // Either the write landed, or it saw a FIFO and refused; never a hang.
+      if (result.isError) {
+        assertEquals(result, fail(`write: ${target} is not a regular file`));
+        seen.add("refused");
+      } else {
+        assertEquals(result, ok(`wrote 1 bytes to ${target}`));
+        seen.add("wrote");
+      }
+    }
+    assert(seen.size > 0);
+  } finally {
+    await Deno.writeTextFile(ws.path("stop"), "");
+    await swapper.status;
+  }
+  assert((await Deno.lstat(ws.path("fifo"))).isFifo);
+  assertEquals(await Deno.readTextFile(ws.path("plain")), "p");
+});
+
+Deno.test("write() to a FIFO through `rousseau tool write` exits at once with the error", async () => {
+  await using ws = await tmpWorkspace();
+  const fifo = ws.path("f");
+  await mkfifo(fifo);
+  const child = spawnCli([
+    "--workspace",
+    ws.root,
+    "tool",
+    "write",
+    JSON.stringify({
+      path: fifo,
+      content: "x",
+    }),
+  ]);
+  // A hang would be killed here and fail the test on its exit code and text.
+  const guard = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  const run = await finished(child);
+  clearTimeout(guard);
+  assertEquals(run, { code: 1, stdout: "", stderr: `write: ${fifo} is not a regular file\n` });
+});
+
+/**
+ * A config whose custom tool `stuck` blocks its thread for good and ignores cancellation: the
+ * worst case a tool can be.
+ */
+async function stuckToolConfig(dir: string): Promise<string> {
+  const module = join(dir, "stuck.ts");
+  await Deno.writeTextFile(
+    module,
+    `export default {
+  name: "stuck",
+  description: "Blocks forever.",
+  inputSchema: { type: "object", properties: {} },
+  readOnly: true,
+  parseInput: (raw) => raw,
+  execute() {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+    return Promise.resolve("never");
+  },
+};
+`,
+  );
+  const config = join(dir, "config.yaml");
+  await Deno.writeTextFile(config, `tools:\n  modules: [${JSON.stringify(module)}]\n`);
+  return config;
+}
+
+Deno.test("a tool call that never returns does not keep `rousseau tool` alive after SIGTERM or SIGINT", async (t) => {
+  await using ws = await tmpWorkspace();
+  const config = await stuckToolConfig(ws.outside);
+  for (const [signal, code] of [["SIGTERM", 143], ["SIGINT", 130]] as const) {
+    await t.step(signal, async () => {
+      const child = spawnCli(["--config", config, "--workspace", ws.root, "tool", "stuck", "{}"]);
+      // Wait until the worker runs the call (its ready marker: the process is up for a moment).
+      await waitForWorker(child.pid);
+      child.kill(signal);
+      const guard = setTimeout(() => child.kill("SIGKILL"), 60_000);
+      const run = await finished(child);
+      clearTimeout(guard);
+      assertEquals(run.code, code, run.stderr);
+      assertEquals(run.stderr, "stuck: cancelled\n");
+    });
+  }
+});
+
+Deno.test("a tool call that never returns does not outlive `run --deadline`", async () => {
+  await using ws = await tmpWorkspace();
+  const config = await stuckToolConfig(ws.outside);
+  await using server = startFakeAnthropic([
+    { text: "Calling it.", tools: [{ name: "stuck", input: {} }] },
+    { text: "unreachable" },
+  ]);
+  const child = spawnCli([
+    "--config",
+    config,
+    "--workspace",
+    ws.root,
+    "--allow",
+    "stuck",
+    "run",
+    "--deadline",
+    "2s",
+    "--output",
+    "json",
+    "go",
+  ], { env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test-key" } });
+  const guard = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  const run = await finished(child);
+  clearTimeout(guard);
+  assertEquals(run.code, 5, run.stderr);
+  assertEquals(JSON.parse(run.stdout).subtype, "error_deadline");
+});
+
+/** Waits until process `pid` runs more than one thread (the tool worker has started). */
+async function waitForWorker(pid: number): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    const status = await Deno.readTextFile(`/proc/${pid}/status`).catch(() => "");
+    const cpu = await Deno.readTextFile(`/proc/${pid}/stat`).catch(() => "");
+    // Busy start-up is over when the process sleeps with the worker loaded.
+    if (/^Threads:\s*(\d+)/m.exec(status) && cpu.split(" ")[2] === "S") {
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+// ---- Ownership (issue 15, item 8) ------------------------------------------------------------
+
+Deno.test("write() and edit() as root keep the owner and group and clear setuid/setgid", {
+  ignore: Deno.uid() !== 0,
+}, async (t) => {
+  await using ws = await tmpWorkspace({ files: { "w.sh": "#!/bin/sh\n", "e.sh": "#!/bin/sh\n" } });
+  const cases: [string, number, unknown][] = [
+    ["w.sh", 0o4755, { path: ws.path("w.sh"), content: "#!/bin/sh\nid\n" }],
+    ["e.sh", 0o6750, { path: ws.path("e.sh"), old_string: "sh\n", new_string: "sh\nid\n" }],
+  ];
+  for (const [name, mode, input] of cases) {
+    await t.step(`${name} ${mode.toString(8)}`, async () => {
+      const path = ws.path(name);
+      await Deno.chown(path, 65534, 65533);
+      await Deno.chmod(path, mode);
+      const tool = "content" in (input as object) ? "write" : "edit";
+      const result = await ws.call(tool, input);
+      assertEquals(result.isError, false, result.output);
+      const info = await Deno.stat(path);
+      assertEquals([info.uid, info.gid], [65534, 65533]);
+      assertEquals(info.mode! & 0o7777, mode & 0o1777);
+      assertEquals(await Deno.readTextFile(path), "#!/bin/sh\nid\n");
+    });
+  }
+  assertEquals(await list(ws.root), ["e.sh", "w.sh"]);
+});
+
+// ---- A parent that is a file; leftovers of a killed write (issue 15, item 10) ----------------
+
+Deno.test("write() under a regular file names that file through `rousseau tool write` too", async () => {
+  await using ws = await tmpWorkspace({ files: { "blocker": "i am a file" } });
+  const path = ws.path("blocker", "sub", "out.txt");
+  const run = await runCli([
+    "--workspace",
+    ws.root,
+    "tool",
+    "write",
+    JSON.stringify({ path, content: "x" }),
+  ]);
+  assertEquals(run, {
+    code: 1,
+    stdout: "",
+    stderr: `write: mkdir: mkdir ${ws.path("blocker")}: not a directory\n`,
+  });
+  assertEquals(await Deno.readTextFile(ws.path("blocker")), "i am a file");
+});
+
+Deno.test("write() killed with SIGKILL mid-write leaves one temp file of ours; the next write removes it once stale", async () => {
+  await using ws = await tmpWorkspace({ files: { "dir/a.txt": "old" } });
+  const dir = ws.path("dir");
+  const script = join(ws.outside, "killed.ts");
+  // The process kills itself with SIGKILL at the first signal check after the temporary file
+  // exists: a real kill -9 in the middle of the write.
+  await Deno.writeTextFile(
+    script,
+    `import { createBuiltinTools, createInProcessHost, createWorkspace, DEFAULT_LIMITS, Registry } from ${
+      JSON.stringify(new URL("../../mod.ts", import.meta.url).href)
+    };
+const host = createInProcessHost(new Registry(createBuiltinTools()), {
+  workspace: await createWorkspace([${JSON.stringify(ws.root)}]),
+  limits: DEFAULT_LIMITS,
+  env: {},
+});
+const controller = new AbortController();
+const signal = new Proxy(controller.signal, {
+  get(target, key) {
+    if (key === "throwIfAborted" && [...Deno.readDirSync(${JSON.stringify(dir)})].length > 1) {
+      Deno.kill(Deno.pid, "SIGKILL");
+    }
+    const value = Reflect.get(target, key, target);
+    return typeof value === "function" ? value.bind(target) : value;
+  },
+});
+await host.call("write", { path: ${
+      JSON.stringify(join(dir, "a.txt"))
+    }, content: "new".repeat(1000) }, signal);
+`,
+  );
+  const { signal } = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", "--config", join(REPO, "deno.json"), script],
+    stdout: "null",
+    stderr: "null",
+  }).output();
+  assertEquals(signal, "SIGKILL");
+  const left = (await list(dir)).filter((name) => name !== "a.txt");
+  assertEquals(left.length, 1);
+  assert(/^\.a\.txt\.[0-9a-z]+\.rousseau\.tmp$/.test(left[0]!), left[0]);
+  assertEquals(await Deno.readTextFile(join(dir, "a.txt")), "old");
+  // Others' files and fresh temp files (a write in progress elsewhere) are left alone.
+  await Deno.writeTextFile(join(dir, ".b.txt.zz9.rousseau.tmp"), "in progress");
+  await Deno.writeTextFile(join(dir, ".c.txt.1.tmp"), "not ours");
+  const old = new Date(Date.now() - 2 * 60_000);
+  await Deno.utime(join(dir, ".c.txt.1.tmp"), old, old);
+  // A fresh leftover stays (it may be a write in progress); once older than a minute it goes.
+  await ws.call("write", { path: join(dir, "b.txt"), content: "b" });
+  assertEquals((await list(dir)).includes(left[0]!), true);
+  await Deno.utime(join(dir, left[0]!), old, old);
+  const path = join(dir, "b.txt");
+  assertEquals(await ws.call("write", { path, content: "b" }), ok(`wrote 1 bytes to ${path}`));
+  assertEquals(await list(dir), [".b.txt.zz9.rousseau.tmp", ".c.txt.1.tmp", "a.txt", "b.txt"]);
+});
+
+Deno.test("an in-process call whose tool ignores its signal still returns after a cancellation", async () => {
+  const { createInProcessHost, createWorkspace, defineTool, DEFAULT_LIMITS, Registry } =
+    await import("../../mod.ts");
+  await using ws = await tmpWorkspace();
+  const deaf = defineTool({
+    name: "deaf",
+    description: "Waits for an answer that never comes and never looks at its signal.",
+    inputSchema: { type: "object", properties: {} },
+    readOnly: true,
+    parseInput: (raw: unknown) => raw,
+    execute: () => new Promise<string>(() => {}),
+  });
+  const host = createInProcessHost(new Registry([deaf]), {
+    workspace: await createWorkspace([ws.root]),
+    limits: DEFAULT_LIMITS,
+    env: {},
+  });
+  const controller = new AbortController();
+  const call = host.call("deaf", {}, controller.signal);
+  controller.abort();
+  assertEquals(await call, fail("deaf: cancelled"));
 });

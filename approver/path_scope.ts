@@ -1,0 +1,59 @@
+/**
+ * What a call that reads many files may return: grep over a directory reads files the call
+ * did not name, and a `path` rule (or a `match` rule, which sees the path in the canonical
+ * JSON) that allowed the directory says nothing about them. Each file whose content would
+ * leave is judged as a call of its own, on its resolved path: a symlink under an allowed
+ * directory that leads elsewhere, or a file a deny rule covers, is skipped.
+ *
+ * @module
+ */
+
+import { evaluate } from "./approver.ts";
+import { LISTS, type Policy } from "./rules.ts";
+import type { ApprovalRequest, Decision, Verdict } from "./types.ts";
+
+/** Tools that return content of files their `path` input does not name. */
+const WALKING_TOOLS: ReadonlySet<string> = new Set(["grep"]);
+
+/** Whether the content of the file at the resolved path `realPath` may be returned. */
+export type PathScope = (realPath: string) => Promise<boolean>;
+
+const RANK: Readonly<Record<Verdict, number>> = { deny: 0, ask: 1, allow: 2 };
+
+/**
+ * The per-file check for `request`, which `policy` decided as `verdict` (before an operator
+ * answered an ask), or undefined when no rule can tell the files of the call apart (no
+ * `path` or `match` rule applies to the tool, or the mode is not `pattern`).
+ *
+ * A file passes when the call, with `path` set to the file's resolved path, would be decided
+ * at least as well as the call itself: allow when it was allowed; allow or ask when an
+ * operator approved an ask (the operator saw the directory, and a file that would ask is of
+ * the kind they approved; one a rule denies is not).
+ */
+export function pathScope(
+  policy: Policy,
+  request: ApprovalRequest,
+  verdict: Decision,
+): PathScope | undefined {
+  const tool = request.tool.toLowerCase();
+  if (policy.mode !== "pattern" || !WALKING_TOOLS.has(tool)) return undefined;
+  const input = request.input;
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return undefined;
+  const relevant = LISTS.some((list) =>
+    policy.lists[list].some((rule) =>
+      (rule.tool === undefined || rule.tool === tool) &&
+      (rule.path !== undefined || rule.match !== undefined)
+    )
+  );
+  if (!relevant) return undefined;
+  const need = RANK[verdict.decision];
+  // The path is already resolved (by the tool, from the file it opened): it is tested as is.
+  const asIs = { resolvePath: (path: string) => Promise.resolve(path) };
+  return async (realPath) => {
+    const decision = await evaluate(policy, {
+      tool: request.tool,
+      input: { ...input, path: realPath },
+    }, asIs);
+    return RANK[decision.decision] >= need && need > RANK.deny;
+  };
+}
