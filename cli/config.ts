@@ -80,7 +80,10 @@ function buildSchema({ z }: ZodModule) {
       modules: stringList.optional(),
     }).optional(),
     workspace: z.strictObject({ roots: stringList.optional() }).optional(),
-    state: z.strictObject({ dir: z.string().optional() }).optional(),
+    state: z.strictObject({
+      dir: z.string().optional(),
+      undo: z.strictObject({ max_bytes: size.optional() }).optional(),
+    }).optional(),
     "mcp_servers": z.record(
       z.string().regex(SERVER_NAME),
       z.strictObject({

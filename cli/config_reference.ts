@@ -148,6 +148,11 @@ export const KEY_DOCS: Readonly<Record<string, KeyDoc>> = {
     default: "`$XDG_DATA_HOME/rousseau` or `~/.local/share/rousseau`",
     text: "Where `sessions.db` and `audit.jsonl` live.",
   },
+  "state.undo.max_bytes": {
+    default: "`268435456` (256 MiB)",
+    text: "Most bytes of file copies `undo` keeps (the workspace's mirror included); " +
+      "the oldest turns go first. `0` turns undo off.",
+  },
   "mcp_servers.<name>.command": {
     text: "An MCP server on stdio whose tools join as `mcp__<name>__<tool>` (docs/mcp.md). " +
       "`<name>`: lower case, digits, `_`.",
