@@ -13,6 +13,7 @@ import {
   DEFAULT_HIDDEN,
   type HiddenPath,
   type Sandbox,
+  sandboxArgs,
 } from "../tools/mod.ts";
 import type { Config } from "./config.ts";
 import { UsageError } from "./errors.ts";
@@ -28,6 +29,11 @@ export interface SandboxReport {
   readonly summary: string;
   /** Why there is no process limit, when there is none. */
   readonly pidsProblem?: string;
+  /**
+   * Unsandboxed only: why rousseau's environment (the provider key) is still readable by a
+   * command running as the same user; undefined when it is not (non-dumpable).
+   */
+  readonly environmentProblem?: string;
 }
 
 /** The part of the config the sandbox depends on. */
@@ -239,6 +245,16 @@ function pidsLimit(
   return "limit" in result ? { pids: result.limit } : { problem: result.problem };
 }
 
+function unsandboxed(mode: SandboxReport["mode"], summary: string): SandboxReport {
+  const problem = hideOwnEnvironment();
+  return {
+    mode,
+    summary,
+    pidsProblem: "bash is not sandboxed",
+    ...(problem === undefined ? {} : { environmentProblem: problem }),
+  };
+}
+
 /** Resolves the sandbox; throws a `UsageError` when bwrap is required but cannot run. */
 export async function resolveSandbox(
   config: SandboxConfig,
@@ -246,13 +262,7 @@ export async function resolveSandbox(
 ): Promise<SandboxReport> {
   const mode = config.values.tools?.bash?.sandbox ?? "auto";
   const network = config.values.tools?.bash?.network ?? false;
-  if (mode === "none") {
-    return {
-      mode,
-      summary: "none (tools.bash.sandbox: none)",
-      pidsProblem: "bash is not sandboxed",
-    };
-  }
+  if (mode === "none") return unsandboxed(mode, "none (tools.bash.sandbox: none)");
   const bwrap = findOnPath("bwrap", env.PATH ?? "/usr/bin:/bin");
   const found = bwrap === undefined ? { problem: "bwrap is not installed" } : await usable(bwrap);
   if ("problem" in found) {
@@ -264,11 +274,7 @@ export async function resolveSandbox(
           "or set tools.bash.sandbox: none",
       );
     }
-    return {
-      mode,
-      summary: `none (auto: ${found.problem}; bash runs unsandboxed)`,
-      pidsProblem: "bash is not sandboxed",
-    };
+    return unsandboxed(mode, `none (auto: ${found.problem}; bash runs unsandboxed)`);
   }
   const mask = maskedDirs();
   const { pids, problem } = pidsLimit(config);
@@ -289,4 +295,104 @@ export async function resolveSandbox(
     }; ${sandbox.hide.length} paths hidden)`,
     ...(problem === undefined ? {} : { pidsProblem: problem }),
   };
+}
+
+/** What a trial command inside the sandbox found: the walls as the command sees them. */
+export interface SandboxProbe {
+  /** CapEff of the shell, hex. */
+  readonly capEff: string;
+  /** no_new_privs of the shell. */
+  readonly noNewPrivs: boolean;
+  /** Whether the shell could make a new user namespace (undefined: no `unshare` to try). */
+  readonly userns?: boolean;
+  /** pids.max of the cgroup the shell joined, if it joined one. */
+  readonly pidsMax?: string;
+  /** Hidden paths the shell could still read something from. */
+  readonly visible: readonly string[];
+  /** Entries left in the masked directories (the re-exposed resolver file's aside). */
+  readonly maskedEntries: number;
+}
+
+/** Runs one command in `sandbox` over `roots` and reports what it could see and do. */
+export async function probeSandbox(
+  sandbox: Sandbox,
+  roots: readonly string[],
+): Promise<SandboxProbe> {
+  const script = [
+    "exec 2>/dev/null",
+    '[ -n "$1" ] && { echo $$ > "$1" || echo pids=failed; }',
+    "grep -E '^(CapEff|NoNewPrivs):' /proc/self/status",
+    "if command -v unshare >/dev/null; then unshare -U true && echo userns=yes || echo userns=no; fi",
+    '[ -n "$1" ] && echo pidsmax=$(cat "$(dirname "$1")/pids.max")',
+    'shift; for p in "$@"; do case "$p" in',
+    '  d:*) [ -z "$(ls -A "${p#d:}")" ] || echo "visible=${p#d:}" ;;',
+    '  f:*) [ -z "$(head -c 1 "${p#f:}")" ] || echo "visible=${p#f:}" ;;',
+    '  m:*) echo masked=$(ls -A "${p#m:}" | wc -l) ;;',
+    "esac; done",
+    "true",
+  ].join("\n");
+  const procs = sandbox.pids === undefined ? "" : `${sandbox.pids.dir}/cgroup.procs`;
+  const checks = [
+    ...sandbox.hide.map((h) => `${h.kind === "dir" ? "d" : "f"}:${h.path}`),
+    ...(sandbox.mask ?? []).map((m) => `m:${m}`),
+  ];
+  const out = await new Deno.Command(sandbox.bwrap, {
+    args: sandboxArgs(sandbox, roots, roots[0] ?? "/", [
+      "/bin/sh",
+      "-c",
+      script,
+      "/bin/sh",
+      procs,
+      ...checks,
+    ]),
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    clearEnv: true,
+    env: { PATH: "/usr/bin:/bin:/usr/sbin:/sbin" },
+  }).output();
+  const text = new TextDecoder().decode(out.stdout);
+  if (!out.success) {
+    throw new Error(
+      `the trial command failed: ${new TextDecoder().decode(out.stderr).trim() || text}`,
+    );
+  }
+  const field = (name: string) => new RegExp(`^${name}[:=]\\s*(.*)$`, "m").exec(text)?.[1];
+  const exposedTops = new Set((sandbox.expose ?? []).map((p) => p.split("/")[2]));
+  const userns = field("userns");
+  const pidsMax = field("pidsmax");
+  return {
+    capEff: field("CapEff") ?? "unknown",
+    noNewPrivs: field("NoNewPrivs") === "1",
+    ...(userns === undefined ? {} : { userns: userns === "yes" }),
+    ...(pidsMax === undefined || pidsMax === "" ? {} : { pidsMax }),
+    visible: [...text.matchAll(/^visible=(.*)$/gm)].map((m) => m[1]!),
+    maskedEntries: [...text.matchAll(/^masked=(\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0) -
+      exposedTops.size,
+  };
+}
+
+/**
+ * Without the sandbox, makes this process non-dumpable (prctl PR_SET_DUMPABLE 0): its
+ * /proc/<pid>/environ, mem and fd then belong to root, so a command running as the same
+ * non-root user cannot read the provider key from them (removing the key from the
+ * environment does not help: Deno.env.delete leaves /proc/<pid>/environ as it was). Root
+ * (CAP_SYS_PTRACE) still can. Returns why it could not be done, if it could not.
+ */
+export function hideOwnEnvironment(): string | undefined {
+  try {
+    const libc = Deno.dlopen("libc.so.6", {
+      prctl: { parameters: ["i32", "u64", "u64", "u64", "u64"], result: "i32" },
+    });
+    try {
+      const PR_SET_DUMPABLE = 4;
+      return libc.symbols.prctl(PR_SET_DUMPABLE, 0n, 0n, 0n, 0n) === 0
+        ? undefined
+        : "prctl(PR_SET_DUMPABLE) failed";
+    } finally {
+      libc.close();
+    }
+  } catch (error) {
+    return (error as Error).message;
+  }
 }
