@@ -129,38 +129,45 @@ export function createBashTool(): Tool<BashInput> {
 }
 
 /**
- * Kills, unsandboxed, the session and process group led by the shell (`sid`) and every
- * process descended from one of them, pass after pass until a pass finds none (a process
- * may fork while the pass runs). Run by `/bin/sh` with builtins only, so it needs nothing
- * but the run grant the tool worker already has, and no `ps`.
+ * Kills, unsandboxed, the session and process group led by the shell (`$1`) and every
+ * process descended from the shell or from one of them. Each pass stops (SIGSTOP) what it
+ * finds, so nothing can fork or be orphaned while the tree is collected; passes repeat until
+ * one finds nothing new; then everything collected is killed. Run by `/bin/sh` with
+ * builtins only: it needs nothing but the run grant the tool worker already has, and no `ps`.
  */
 const KILL_SESSION = `
 sid=$1
-tree=" $1 "
+tree=" "
+all=
 pass=0
 while [ $pass -lt 50 ]; do
-  found=
+  new=
   for d in /proc/[0-9]*; do
-    read -r s < "$d/stat" || continue
     pid=\${d#/proc/}
+    case "$tree" in *" $pid "*) continue ;; esac
+    read -r s < "$d/stat" || continue
     s=\${s##*) }
     set -- $s
     [ "$1" = Z ] && continue
-    case "$tree" in *" $2 "*) ;; *) [ "$3" = "$sid" ] || [ "$4" = "$sid" ] || continue ;; esac
-    case "$tree" in *" $pid "*) ;; *) tree="$tree$pid " ;; esac
-    found="$found $pid"
+    case "$tree" in *" $2 "*) ;; *) [ "$pid" = "$sid" ] || [ "$3" = "$sid" ] || [ "$4" = "$sid" ] || continue ;; esac
+    tree="$tree$pid "
+    new="$new $pid"
   done 2>/dev/null
-  [ -z "$found" ] && break
-  kill -9 $found 2>/dev/null
+  [ -z "$new" ] && break
+  kill -STOP $new 2>/dev/null
+  all="$all$new"
   pass=$((pass + 1))
 done
+kill -9 $all 2>/dev/null
+kill -9 -$sid 2>/dev/null
 exit 0`;
 
 /**
  * Kills everything the command started. Sandboxed, killing bwrap tears down its PID
- * namespace. Otherwise the shell's process group, its session and their descendants are
- * killed through a shell (in the tool worker, whose run grant is only `/bin/sh`, `Deno.kill`
- * and reading /proc are not allowed).
+ * namespace. Otherwise the session script above runs first, while the shell may still be
+ * alive to hold its children; then the group is killed directly where the runtime allows it
+ * (in the tool worker, whose run grant is only `/bin/sh`, `Deno.kill` and reading /proc
+ * are not allowed: the script did it).
  */
 async function killAll(child: Deno.ChildProcess, sandboxed: boolean): Promise<void> {
   if (sandboxed) {
@@ -171,11 +178,6 @@ async function killAll(child: Deno.ChildProcess, sandboxed: boolean): Promise<vo
     }
     return;
   }
-  try {
-    Deno.kill(-child.pid, "SIGKILL");
-  } catch {
-    // the group is gone, or not ours to signal here: the shell below does it
-  }
   await new Deno.Command(SHELL, {
     args: ["-c", KILL_SESSION, SHELL, String(child.pid)],
     stdin: "null",
@@ -183,6 +185,11 @@ async function killAll(child: Deno.ChildProcess, sandboxed: boolean): Promise<vo
     stderr: "null",
     clearEnv: true,
   }).output().catch(() => {});
+  try {
+    Deno.kill(-child.pid, "SIGKILL");
+  } catch {
+    // the group is gone, or not ours to signal here
+  }
 }
 
 function withLine(output: string, line: string): string {
