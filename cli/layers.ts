@@ -109,7 +109,7 @@ export function sandboxWalls(sandbox: Sandbox | undefined): string {
       "call, and as root it can read rousseau's environment";
   }
   const pids = sandbox.pids === undefined
-    ? "processes unlimited (no pids cgroup: see doctor)"
+    ? "processes unlimited: no pids cgroup, see doctor"
     : `processes≤${sandbox.pids.max}`;
   return `no capabilities, ${pids}`;
 }
