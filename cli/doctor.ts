@@ -146,7 +146,7 @@ async function wallChecks(report: SandboxReport, roots: readonly string[]): Prom
   const sockets = sandbox.hide.filter((h) => h.kind === "file" && isSocket(h.path)).length;
   checks.push({
     ok: probe.visible.length === 0 && probe.maskedEntries <= 0,
-    name: "sandbox hidden",
+    name: "sandbox hide",
     detail: probe.visible.length > 0
       ? `still readable inside: ${probe.visible.join(", ")}`
       : `${sandbox.hide.length} paths empty inside (credentials, rousseau's config and state, ` +

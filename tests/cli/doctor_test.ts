@@ -19,7 +19,7 @@ Deno.test("doctor lists every layer and exits 0 when all checks pass", async () 
     "sandbox",
     "sandbox caps",
     "sandbox pids",
-    "sandbox hidden",
+    "sandbox hide",
     "layers run",
     "layers chat",
     "layers mcp",
@@ -123,7 +123,7 @@ Deno.test("doctor probes the sandbox from inside: no capabilities, the process l
   } else {
     assertMatch(run.stdout, /\nwarn +sandbox pids +no process limit: /);
   }
-  assertMatch(run.stdout, /\nok +sandbox hidden +\d+ paths empty inside \(credentials, rousseau's/);
+  assertMatch(run.stdout, /\nok +sandbox hide +\d+ paths empty inside \(credentials, rousseau's/);
 });
 
 Deno.test("doctor: without the sandbox it says what an unconfined bash can still do", async () => {
