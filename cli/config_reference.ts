@@ -8,6 +8,7 @@
 
 import {
   DEFAULT_BASH_MAX_OUTPUT_BYTES,
+  DEFAULT_BASH_MAX_PROCESSES,
   DEFAULT_BASH_TIMEOUT_MS,
   DEFAULT_EDIT_MAX_BYTES,
   DEFAULT_GREP_MAX_FILE_BYTES,
@@ -131,6 +132,12 @@ export const KEY_DOCS: Readonly<Record<string, KeyDoc>> = {
   "tools.bash.network": {
     default: "`false`",
     text: "Whether sandboxed commands get the network.",
+  },
+  "tools.bash.max_processes": {
+    default: String(DEFAULT_BASH_MAX_PROCESSES),
+    text: "The most processes (threads included) a sandboxed command may have at once, through " +
+      "a pids cgroup; where none can be made (not root, read-only cgroupfs) `doctor` and the " +
+      "run header say so.",
   },
   "tools.bash.hide": {
     text: "More paths the sandbox hides (credentials such as `~/.ssh` are hidden already).",
