@@ -19,6 +19,8 @@ import type { AgentEvent, TurnResult } from "../agent/types.ts";
 import { openSessionStore, type SessionInfo, type SessionStore } from "../agent/session_store.ts";
 import { defaultSystemPrompt } from "../agent/system_prompt.ts";
 import type { GateOptions } from "../agent/tool_host.ts";
+import { createUndoRecorder } from "../agent/undo_recorder.ts";
+import { DEFAULT_UNDO_MAX_BYTES, openUndoStore } from "../agent/undo_store.ts";
 import { type ContextManager, createContextManager } from "../agent/context.ts";
 import { type Instructions, loadInstructions, withInstructions } from "../agent/instructions.ts";
 import type { Compaction } from "../agent/types.ts";
@@ -101,6 +103,11 @@ function iterationsFrom(flags: AgentFlags, config: Config): number {
     );
   }
   return n;
+}
+
+/** `state.undo.max_bytes`, or its default. */
+export function undoMaxBytes(config: Config): number {
+  return config.values.state?.undo?.max_bytes ?? DEFAULT_UNDO_MAX_BYTES;
 }
 
 function contextWindowFrom(flags: AgentFlags, config: Config): number | undefined {
@@ -246,11 +253,24 @@ export async function openAgent(
     const gate: GateOptions = {
       registry: tools.registry,
       host: tools.host,
-      approver: createApprover(policy, { resolvePath: resolveReal }),
+      approver: createApprover(policy, {
+        resolvePath: resolveReal,
+        workspace: context.workspace,
+        protectedPaths: config.protectedPaths,
+      }),
       audit: auditTo(join(config.stateDir, "audit.jsonl"), secrets, log),
       source: "model",
       sessionId,
       ...(options.operator === undefined ? {} : { operator: options.operator }),
+      // state.undo.max_bytes = 0 turns undo off (no copies, no scans before bash calls).
+      ...(undoMaxBytes(config) === 0 ? {} : {
+        undo: createUndoRecorder({
+          store: openUndoStore(config.stateDir, { maxBytes: undoMaxBytes(config) }),
+          sessionId,
+          roots: context.workspace.roots,
+          protectedPaths: config.protectedPaths,
+        }),
+      }),
     };
     const opened = host;
     const mcp = sources;
@@ -298,6 +318,9 @@ export async function openAgent(
         const message = { role: "user" as const, content: [{ type: "text" as const, text }] };
         messages.push(message);
         store.append(sessionId, message);
+        const undo = gate.undo;
+        // The stored count of prompts: `messages` shrinks when the context is compacted.
+        undo?.beginTurn(store.find(sessionId)?.turns ?? 1, text);
         return runTurn(messages, {
           provider,
           gate,
@@ -307,7 +330,7 @@ export async function openAgent(
           onEvent,
           onMessage: (added) => store.append(sessionId, added),
           context: manager,
-        });
+        }).finally(() => undo?.endTurn());
       },
       context: manager,
       instructions,

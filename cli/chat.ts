@@ -18,6 +18,7 @@ import { EXIT } from "./errors.ts";
 import { compactionLine, gaugeLine } from "./context_gauge.ts";
 import { layersLine } from "./layers.ts";
 import { writeSync } from "./output.ts";
+import { undoInChat } from "./undo.ts";
 
 const PASTE_GAP_MS = 25;
 /** Share of the window from which the gauge is printed after each turn. */
@@ -62,6 +63,7 @@ const HELP = `Commands:
   /session    this session's id (resume it with: rousseau chat --session ID)
   /context    how much of the model's context window the conversation takes
   /compact    summarise the conversation so far to free context (the session keeps it all)
+  /undo       put back the files the last turn changed (/undo --force: over later edits)
   /exit       leave (Ctrl+D does the same)
 Ctrl+C cancels the running turn; at an approval prompt it denies the call.
 `;
@@ -204,9 +206,11 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
     }
   };
 
-  const slash = (line: string): boolean => {
+  const slash = (line: string): boolean | Promise<boolean> => {
     const [command] = line.trim().split(/\s+/, 1);
     switch (command) {
+      case "/undo":
+        return undoInChat(agent.config, sessionId, line, out, color).then(() => true);
       case "/help":
         out(HELP);
         return true;
@@ -222,9 +226,11 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
         const rules = (["deny", "ask", "allow"] as const).flatMap((list) =>
           p.lists[list].map((rule) => `  ${rule.label}  ${JSON.stringify(rule.source)}`)
         );
+        const grants = operator.grants().map((g) => `  ${g.tool}  ${g.what}\n`);
         out(
           `mode ${p.mode}${p.mode === "pattern" ? `, default ${p.default}` : ""}\n` +
-            (rules.length > 0 ? rules.join("\n") + "\n" : ""),
+            (rules.length > 0 ? rules.join("\n") + "\n" : "") +
+            `session grants:${grants.length === 0 ? " none" : ""}\n${grants.join("")}`,
         );
         return true;
       }
@@ -311,7 +317,7 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
       } finally {
         busy = false;
       }
-    } else if (!slash(text)) {
+    } else if (!(await slash(text))) {
       busy = true;
       // A paused terminal reads no keys, so Ctrl+C could not cancel the turn; lines typed
       // meanwhile are dropped by the "line" handler instead.

@@ -30,4 +30,10 @@ export {
   type WorkerPermissions,
   workerPermissions,
 } from "./worker_host.ts";
-export { DEFAULT_HIDDEN, type HiddenPath, type Sandbox, sandboxArgs } from "./_sandbox.ts";
+export {
+  DEFAULT_HIDDEN,
+  type HiddenPath,
+  type PidsLimit,
+  type Sandbox,
+  sandboxArgs,
+} from "./_sandbox.ts";
