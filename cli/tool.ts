@@ -85,8 +85,8 @@ export async function toolCommand(
   flags: ToolFlags,
   signal: AbortSignal,
 ): Promise<number> {
-  // The entry point may have read the config and started the worker already (see
-  // early_worker.ts); the host takes that worker only if its grants are the ones derived here.
+  // The entry point may have started the worker already (see early_worker.ts); the host
+  // takes that worker only if its grants are exactly the ones derived here.
   let started = takeEarlyWorker();
   try {
     const config = await loadConfig(flags.config);
