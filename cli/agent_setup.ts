@@ -73,6 +73,13 @@ export interface AgentSetup extends AsyncDisposable {
   readonly context: ContextManager;
   /** The instruction files put in the system prompt. */
   readonly instructions: Instructions;
+  /**
+   * Chat's `/clear`: a new, empty session with the same settings (the old one stays stored).
+   * `sessionId`, `messages` and `context` then describe the new one.
+   */
+  clear(): void;
+  /** Chat's `/model NAME`: the next turns go to `model` (same provider and settings). */
+  useModel(model: string): void;
   /** Compacts the session now (chat's `/compact`); undefined when there was nothing to do. */
   compact(signal: AbortSignal): Promise<Compaction | undefined>;
   /** Runs one turn on the user's `text`; every message is stored as it is added. */
@@ -269,32 +276,49 @@ export async function openAgent(
         defaultSystemPrompt(context.workspace.roots, tools.registry.names()),
       instructions.files,
     );
-    const id = sessionId;
-    const manager = createContextManager({
-      model: provider.model,
-      ...(contextWindow === undefined ? {} : { window: contextWindow }),
-      ...(config.values.agent?.max_result_share === undefined
-        ? {}
-        : { maxResultShare: config.values.agent.max_result_share }),
-      // The reply's budget must stay free (servers refuse prompt + max_tokens over the window).
-      reserveTokens:
-        maxTokensFrom(config, flags, provider.name === "anthropic" ? "anthropic" : "openai") ??
-          (provider.name === "anthropic" ? DEFAULT_MAX_TOKENS : OPENAI_REPLY_RESERVE),
-      records: store.loadContext(id),
-      onRecord: (record) => store.appendContext(id, record),
-    });
+    const managerFor = (model: string, id: string) =>
+      createContextManager({
+        model,
+        ...(contextWindow === undefined ? {} : { window: contextWindow }),
+        ...(config.values.agent?.max_result_share === undefined
+          ? {}
+          : { maxResultShare: config.values.agent.max_result_share }),
+        // The reply's budget must stay free (servers refuse prompt + max_tokens over the window).
+        reserveTokens:
+          maxTokensFrom(config, flags, provider.name === "anthropic" ? "anthropic" : "openai") ??
+            (provider.name === "anthropic" ? DEFAULT_MAX_TOKENS : OPENAI_REPLY_RESERVE),
+        records: store.loadContext(id),
+        onRecord: (record) => store.appendContext(id, record),
+      });
+    // What /clear and /model change; the getters below always tell the current ones.
+    let current = {
+      provider,
+      sessionId,
+      messages,
+      gate,
+      manager: managerFor(provider.model, sessionId),
+    };
     return {
       config,
       policy,
-      provider,
-      gate,
+      get provider() {
+        return current.provider;
+      },
+      get gate() {
+        return current.gate;
+      },
       host: opened,
       store,
-      sessionId,
-      messages,
+      get sessionId() {
+        return current.sessionId;
+      },
+      get messages() {
+        return current.messages;
+      },
       system,
       maxIterations,
       turn(text, signal, onEvent) {
+        const { sessionId, messages, provider, gate, manager } = current;
         const message = { role: "user" as const, content: [{ type: "text" as const, text }] };
         messages.push(message);
         store.append(sessionId, message);
@@ -309,13 +333,33 @@ export async function openAgent(
           context: manager,
         });
       },
-      context: manager,
+      get context() {
+        return current.manager;
+      },
       instructions,
+      clear() {
+        const id = store.create({
+          workspace: context.workspace.roots[0]!,
+          provider: current.provider.name,
+          model: current.provider.model,
+        });
+        current = {
+          ...current,
+          sessionId: id,
+          messages: [],
+          gate: { ...current.gate, sessionId: id },
+          manager: managerFor(current.provider.model, id),
+        };
+      },
+      useModel(model) {
+        const next = providerFrom(config, { ...flags, model });
+        current = { ...current, provider: next, manager: managerFor(model, current.sessionId) };
+      },
       compact(signal) {
-        return manager.compact(provider, {
+        return current.manager.compact(current.provider, {
           system,
-          messages,
-          tools: toolSpecs(gate),
+          messages: current.messages,
+          tools: toolSpecs(current.gate),
         }, signal);
       },
       layers: describeLayers(policy, context.workspace, grants, context.sandbox),

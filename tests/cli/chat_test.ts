@@ -209,10 +209,16 @@ async function openChat(
   return chat;
 }
 
-/** The lines after the last one that includes `marker`. */
+/** The quiet status line after each turn (cli/chat_status.ts). */
+const STATUS = /^· [\d.]+k? in · [\d.]+k? out · context /;
+
+/**
+ * The lines after the last one that includes `marker`, without the status lines after each
+ * turn (tests of the status line look at the whole screen).
+ */
 function after(lines: string[], marker: string): string[] {
   const at = lines.findLastIndex((l) => l.includes(marker));
-  return at === -1 ? [] : lines.slice(at + 1);
+  return at === -1 ? [] : lines.slice(at + 1).filter((l) => !STATUS.test(l));
 }
 
 /** The tool results the fake received in request `i`. */
