@@ -129,6 +129,13 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
   // A piped stdin is the prompt, read whole before anything else; approvals cannot be asked
   // (stdin is spent), so a call that needs one is denied, as in `run`.
   const pipedPrompt = piped ? await new Response(Deno.stdin.readable).text() : undefined;
+  if (pipedPrompt !== undefined && pipedPrompt.trim() === "") {
+    writeSync(
+      "stderr",
+      'rousseau: chat: stdin is not a terminal and holds no prompt (pipe one: echo "fix the test" | rousseau chat)\n',
+    );
+    return EXIT.usage;
+  }
 
   const readLine = () =>
     new Promise<string | undefined>((resolve) => {
@@ -450,12 +457,6 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
 
   if (pipedPrompt !== undefined) {
     const text = pipedPrompt.replace(/\n+$/, "");
-    if (text.trim() === "") {
-      out(
-        'rousseau: nothing on stdin to send (pipe a prompt: echo "fix the test" | rousseau chat)\n',
-      );
-      return EXIT.usage;
-    }
     out(`› ${text}\n`);
     const result = await runPrompt(text);
     if (signal.aborted) return EXIT.failure; // main turns this into 130 or 143
@@ -495,7 +496,7 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
     // What was typed meanwhile goes next, shown as if typed at the prompt.
     while (!closed && queued.length > 0) {
       const next = queued.shift()!;
-      out(prompt + next.replace(/\n/g, "\n") + "\n");
+      out(prompt + next + "\n");
       await send(next);
     }
     if (!closed) {

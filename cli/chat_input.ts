@@ -83,6 +83,8 @@ export function chatInput(onPaste: (text: string) => void): ChatInput {
   const split = pasteSplitter((text) => stream.write(text), onPaste);
   const onData = (chunk: Buffer | string) => split(chunk.toString());
   process.stdin.on("data", onData);
+  // An earlier reader (the --resume picker's) may have paused it.
+  process.stdin.resume();
   return {
     stream,
     type: (text) => stream.write(text),
