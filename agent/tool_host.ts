@@ -16,6 +16,7 @@ import {
   settle,
 } from "../approver/mod.ts";
 import type { Registry, ToolHost, ToolResult } from "../tools/mod.ts";
+import type { UndoRecorder } from "./undo_recorder.ts";
 
 /** What the gate needs. */
 export interface GateOptions {
@@ -33,6 +34,8 @@ export interface GateOptions {
   readonly source: string;
   /** Session id for the audit trail. */
   readonly sessionId?: string;
+  /** Keeps what approved calls change, so `undo` can put it back. */
+  readonly undo?: UndoRecorder;
 }
 
 /** A call's result with the decision that let it run or stopped it. */
@@ -99,12 +102,10 @@ export async function callTool(
   }
   await record("tool.execute", decision.rule ? { rule: decision.rule } : {});
   const started = performance.now();
-  const result = await options.host.call(
-    name,
-    input,
-    signal,
-    mayReturn === undefined ? undefined : { mayReturn },
-  );
+  const run = () =>
+    options.host.call(name, input, signal, mayReturn === undefined ? undefined : { mayReturn });
+  const readOnly = options.registry.get(name)?.readOnly === true;
+  const result = options.undo ? await options.undo.around(name, input, readOnly, run) : await run();
   const duration = Math.round(performance.now() - started);
   await record(
     result.isError ? "tool.error" : "tool.done",

@@ -7,11 +7,11 @@
  */
 
 import { resolve } from "node:path";
-import type { RE2JS } from "re2js";
 import { canonicalJson } from "./canonical_json.ts";
 import { compilePolicy, type ListName, type Policy, type Rule } from "./rules.ts";
 import { pathScope } from "./path_scope.ts";
-import { splitCommands, type SplitResult } from "./shell.ts";
+import { commandTooLong, DYNAMIC, splitCommands, type SplitResult } from "./shell.ts";
+import { expand, type Expansion, type Item, type ResolvedWrite } from "./expand.ts";
 import type { ApprovalRequest, Approver, Decision, PolicyConfig } from "./types.ts";
 
 /** The reason an `ask` becomes when nobody can answer it. */
@@ -28,6 +28,14 @@ export interface ApproverOptions {
    * @default lexical resolution with `node:path`
    */
   readonly resolvePath?: (path: string) => Promise<string>;
+  /**
+   * The workspace: the write tool's confinement, against which the files a command writes
+   * are judged; the first root is bash's working directory. When absent, relative paths are
+   * taken from the process's working directory and no confinement is applied.
+   */
+  readonly workspace?: { readonly roots: readonly string[] };
+  /** Paths no tool may write (the config, the state directory): writes there are denied. */
+  readonly protectedPaths?: readonly string[];
 }
 
 /** The facts rules are tested against, gathered once per call and only when needed. */
@@ -38,6 +46,8 @@ interface Facts {
   readonly commandLine?: string;
   path(): Promise<string | undefined>;
   commands(): Promise<SplitResult | undefined>;
+  /** The command line's simple commands with their effects (bash only). */
+  expansion(): Promise<Expansion | undefined>;
 }
 
 function lazy<T>(make: () => Promise<T>): () => Promise<T> {
@@ -45,7 +55,8 @@ function lazy<T>(make: () => Promise<T>): () => Promise<T> {
   return () => value ??= make();
 }
 
-function gather(request: ApprovalRequest, resolvePath: (path: string) => Promise<string>): Facts {
+function gather(request: ApprovalRequest, options: ApproverOptions): Facts {
+  const resolvePath = options.resolvePath ?? ((p) => Promise.resolve(resolve(p)));
   const tool = request.tool.toLowerCase();
   const input = request.input as Record<string, unknown> | null;
   const field = (name: string) =>
@@ -53,6 +64,9 @@ function gather(request: ApprovalRequest, resolvePath: (path: string) => Promise
       ? input[name] as string
       : undefined;
   const command = tool === "bash" ? field("command") : undefined;
+  const commands = lazy(async () =>
+    command === undefined ? undefined : await splitCommands(command)
+  );
   return {
     tool,
     canonical: request.canonical ?? canonicalJson(request.input),
@@ -62,7 +76,12 @@ function gather(request: ApprovalRequest, resolvePath: (path: string) => Promise
       if (!PATH_TOOLS.has(tool) || path === undefined) return undefined;
       return await resolvePath(path).catch(() => resolve(path));
     }),
-    commands: lazy(async () => command === undefined ? undefined : await splitCommands(command)),
+    commands,
+    expansion: lazy(async () => {
+      const split = await commands();
+      if (split === undefined || split.error !== undefined) return undefined;
+      return await expand(split.commands, options);
+    }),
   };
 }
 
@@ -70,7 +89,8 @@ function gather(request: ApprovalRequest, resolvePath: (path: string) => Promise
 async function baseMatches(rule: Rule, facts: Facts): Promise<boolean> {
   if (rule.tool !== undefined && rule.tool !== facts.tool) return false;
   if (rule.match !== undefined && !rule.match.test(facts.canonical)) return false;
-  if (rule.path !== undefined) {
+  // On a rule granting writes, `path` is about the files its commands write.
+  if (rule.path !== undefined && !(rule.effects?.has("write") && facts.tool === "bash")) {
     const path = await facts.path();
     if (path === undefined || !rule.path.test(path)) return false;
   }
@@ -89,35 +109,122 @@ async function denyMatches(rule: Rule, facts: Facts): Promise<boolean> {
   if (split === undefined) return false;
   const re = rule.command;
   if (split.commands.some((c) => c.variants.some((v) => re.test(v)))) return true;
+  // The programs a command runs through its options (`find -exec`, `git -c core.pager=`).
+  const expansion = await facts.expansion();
+  if (expansion?.items.some((item) => item.variants.some((v) => re.test(v)))) return true;
   // Deny rules still see what they can of a line that does not parse.
   return split.error !== undefined &&
     roughPieces(facts.commandLine ?? "").some((piece) => re.test(piece));
 }
 
+/** Why a list did not pass a call, when an effect is the cause (for the reason text). */
+interface ListMiss {
+  readonly miss: string;
+}
+
+/** A list's verdict on a call: the rules that passed it, or why an effect kept it out. */
+type ListOutcome =
+  | { readonly label: string; readonly decision?: Decision }
+  | ListMiss
+  | undefined;
+
 /**
- * The first rule of `rules` that passes the call, or undefined. Rules without `command`
- * match on their own; `command` rules together must match every simple command.
+ * Whether `rules` pass the call. Rules without `command` match on their own; `command`
+ * rules together must match every simple command, including the programs those commands
+ * run; the files they write are judged as the write tool would be (`judgeWrite`).
  */
-async function listMatches(rules: readonly Rule[], facts: Facts): Promise<string | undefined> {
-  const commandRules: Array<{ label: string; re: RE2JS }> = [];
+async function listMatches(
+  rules: readonly Rule[],
+  facts: Facts,
+  judgeWrite?: (write: ResolvedWrite) => Promise<Decision>,
+): Promise<ListOutcome> {
+  const commandRules: Rule[] = [];
   for (const rule of rules) {
     if (!await baseMatches(rule, facts)) continue;
-    if (rule.command === undefined) return rule.label;
-    if (facts.tool === "bash") commandRules.push({ label: rule.label, re: rule.command });
+    if (rule.command === undefined) return { label: rule.label };
+    if (facts.tool === "bash") commandRules.push(rule);
   }
   if (commandRules.length === 0) return undefined;
-  const split = await facts.commands();
-  if (split === undefined || split.error !== undefined || split.commands.length === 0) {
-    return undefined;
-  }
+  const expansion = await facts.expansion();
+  if (expansion === undefined || expansion.items.length === 0) return undefined;
+  const matched = new Map<Item, Rule>();
   const used = new Set<string>();
-  for (const command of split.commands) {
-    if (command.opaque) return undefined;
-    const rule = commandRules.find((r) => r.re.test(command.written));
-    if (rule === undefined) return undefined;
+  for (const item of expansion.items) {
+    // A program run through an effect of a command whose rule grants `run` is that rule's.
+    const granted = item.parent === undefined ? undefined : matched.get(item.parent);
+    if (granted?.effects?.has("run")) {
+      matched.set(item, granted);
+      continue;
+    }
+    if (item.blocked !== undefined) return item.effect ? { miss: item.blocked } : undefined;
+    const rule = commandRules.find((r) => r.command!.test(item.written));
+    if (rule === undefined) {
+      return item.via === undefined
+        ? undefined
+        : { miss: `${item.via} runs ${shown(item.written)}, and no rule allows it` };
+    }
+    matched.set(item, rule);
     used.add(rule.label);
   }
-  return [...used].join("+");
+  for (const blocker of expansion.blockers) {
+    const rule = matched.get(blocker.item);
+    if (blocker.kind === "unknown" && rule?.effects?.has("run")) continue;
+    return { miss: blocker.text };
+  }
+  let worst: Decision | undefined;
+  for (const write of expansion.writes) {
+    const rule = matched.get(write.item);
+    const decision = await decideWrite(write, rule, judgeWrite);
+    if (decision.decision === "deny") {
+      return { label: [...used].join("+"), decision };
+    }
+    if (decision.rule !== undefined && decision.decision === "allow") used.add(decision.rule);
+    if (decision.decision === "ask") worst = decision;
+  }
+  return worst === undefined
+    ? { label: [...used].join("+") }
+    : { label: [...used].join("+"), decision: worst };
+}
+
+/** A write judged: the rule's own opt-in, confinement, then the policy's write rules. */
+async function decideWrite(
+  write: ResolvedWrite,
+  rule: Rule | undefined,
+  judgeWrite?: (write: ResolvedWrite) => Promise<Decision>,
+): Promise<Decision> {
+  const what = `${write.via} writes ${write.path}`;
+  if (write.problem !== undefined) {
+    return { decision: "deny", reason: `${what}, ${write.problem}`, rule: "effect" };
+  }
+  const paths = write.tree ? [write.path, `${write.path.replace(/\/+$/, "")}/`] : [write.path];
+  if (rule?.effects?.has("write") && paths.every((p) => rule.path?.test(p) ?? true)) {
+    return { decision: "allow", rule: rule.label };
+  }
+  if (judgeWrite === undefined) {
+    return {
+      decision: "deny",
+      reason: `${what}, and this rule does not grant writing there`,
+      rule: "effect",
+    };
+  }
+  const decision = await judgeWrite(write);
+  if (decision.decision === "allow") return decision;
+  const rulePart = decision.rule ?? "default";
+  if (decision.decision === "ask") {
+    return { decision: "ask", reason: `${what}, which needs approval`, rule: rulePart };
+  }
+  return {
+    decision: "deny",
+    reason: rulePart === "default"
+      ? `${what}, and no rule allows writing there`
+      : `${what}: ${decision.reason ?? "denied"}`,
+    rule: rulePart,
+  };
+}
+
+function shown(written: string): string {
+  const text = written.replaceAll(DYNAMIC, "<computed>");
+  return text.length > 200 ? `${text.slice(0, 199)}…` : text;
 }
 
 function denial(reason: string, rule: string): Decision {
@@ -130,27 +237,62 @@ export async function evaluate(
   request: ApprovalRequest,
   options: ApproverOptions = {},
 ): Promise<Decision> {
+  return await decide(policy, request, options, 0);
+}
+
+/** How deep writes judged as calls of their own may nest (they do not, but bound it). */
+const MAX_JUDGE_DEPTH = 2;
+
+async function decide(
+  policy: Policy,
+  request: ApprovalRequest,
+  options: ApproverOptions,
+  depth: number,
+): Promise<Decision> {
   if (policy.mode === "allow_all") return { decision: "allow", rule: "mode" };
   if (policy.mode === "deny_all") return denial(policy.reason ?? "denied by policy", "mode");
-  const facts = gather(request, options.resolvePath ?? ((p) => Promise.resolve(resolve(p))));
+  const facts = gather(request, options);
   const fallback = policy.reason ?? "denied by pattern policy";
+  // Checks are bounded: a line too long to check is denied, whatever the rules say.
+  const tooLong = facts.commandLine === undefined ? undefined : commandTooLong(facts.commandLine);
+  if (tooLong !== undefined) return denial(tooLong, "limit");
   for (const rule of policy.lists.deny) {
     if (await denyMatches(rule, facts)) return denial(rule.reason ?? fallback, rule.label);
   }
+  // A write a command makes is judged as the write tool would be for that path.
+  const judgeWrite = (write: ResolvedWrite): Promise<Decision> =>
+    depth >= MAX_JUDGE_DEPTH
+      ? Promise.resolve(denial(fallback, "default"))
+      : decide(policy, { tool: "write", input: { path: write.path } }, options, depth + 1);
+  let miss: string | undefined;
   const verdicts: Array<[ListName, "ask" | "allow"]> = [["ask", "ask"], ["allow", "allow"]];
   for (const [list, verdict] of verdicts) {
-    const label = await listMatches(policy.lists[list], facts);
-    if (label === undefined) continue;
+    const outcome = await listMatches(policy.lists[list], facts, judgeWrite);
+    if (outcome === undefined) continue;
+    if ("miss" in outcome) {
+      miss ??= outcome.miss;
+      continue;
+    }
+    const label = outcome.label;
+    if (outcome.decision?.decision === "deny") return outcome.decision;
     const rule = policy.lists[list].find((r) => label.startsWith(r.label));
-    return verdict === "ask"
-      ? { decision: "ask", reason: rule?.reason ?? `${request.tool} needs approval`, rule: label }
-      : { decision: "allow", rule: label };
+    if (verdict === "ask") {
+      return {
+        decision: "ask",
+        reason: rule?.reason ?? `${request.tool} needs approval`,
+        rule: label,
+      };
+    }
+    if (outcome.decision?.decision === "ask") {
+      return { decision: "ask", reason: outcome.decision.reason ?? "needs approval", rule: label };
+    }
+    return { decision: "allow", rule: label };
   }
   if (policy.default === "allow") return { decision: "allow", rule: "default" };
   if (policy.default === "ask") {
-    return { decision: "ask", reason: `${request.tool} needs approval`, rule: "default" };
+    return { decision: "ask", reason: miss ?? `${request.tool} needs approval`, rule: "default" };
   }
-  return denial(fallback, "default");
+  return denial(miss ?? fallback, "default");
 }
 
 /**
@@ -163,10 +305,10 @@ export async function ruleMatches(
   request: ApprovalRequest,
   options: ApproverOptions = {},
 ): Promise<boolean> {
-  const facts = gather(request, options.resolvePath ?? ((p) => Promise.resolve(resolve(p))));
-  return list === "deny"
-    ? await denyMatches(rule, facts)
-    : await listMatches([rule], facts) !== undefined;
+  const facts = gather(request, options);
+  if (list === "deny") return await denyMatches(rule, facts);
+  const outcome = await listMatches([rule], facts);
+  return outcome !== undefined && "label" in outcome && outcome.decision === undefined;
 }
 
 /** An approver for a policy given in config form (compiled now; throws `PolicyError`). */

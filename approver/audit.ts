@@ -201,7 +201,14 @@ function readHeadSync(path: string): ChainHead | string | undefined {
 function writeHeadSync(path: string, head: ChainHead): void {
   const target = headPathOf(path);
   const temporary = `${target}.tmp`;
-  Deno.writeTextFileSync(temporary, headText(head), { mode: 0o600 });
+  // Whatever a crash (or anyone) left under the temporary name goes first: a symlink there
+  // must not be followed by the write.
+  try {
+    Deno.removeSync(temporary);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  Deno.writeTextFileSync(temporary, headText(head), { mode: 0o600, createNew: true });
   Deno.renameSync(temporary, target);
 }
 

@@ -82,7 +82,22 @@ function neverMatches(rule: Rule): string[] {
   if (rule.command !== undefined && rule.tool !== undefined && rule.tool !== "bash") {
     out.push(`command only applies to bash, but the rule is for ${rule.tool}: it can never match`);
   }
-  if (rule.path !== undefined && rule.tool !== undefined && !PATH_TOOLS.has(rule.tool)) {
+  const writes = rule.effects?.has("write") === true;
+  if (rule.effects !== undefined && (rule.command === undefined || rule.tool !== "bash")) {
+    out.push(
+      "effects only apply to bash rules with a command (they say what the matched commands " +
+        "may do beyond their plain effect): it grants nothing here",
+    );
+  }
+  if (rule.path !== undefined && rule.tool === "bash" && !writes) {
+    out.push(
+      "path on a bash rule only applies with effects: [write] (the files its commands may " +
+        "write): without it the rule can never match",
+    );
+  } else if (
+    rule.path !== undefined && rule.tool !== undefined && !PATH_TOOLS.has(rule.tool) &&
+    rule.tool !== "bash"
+  ) {
     out.push(
       `path only applies to ${[...PATH_TOOLS].join(", ")}, but the rule is for ${rule.tool}: ` +
         "it can never match",

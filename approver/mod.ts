@@ -19,7 +19,14 @@ export {
 export { compilePolicy, LISTS, type Policy, PolicyError, type Rule } from "./rules.ts";
 export { canonicalJson } from "./canonical_json.ts";
 export { type PathScope, pathScope } from "./path_scope.ts";
-export { type SimpleCommand, splitCommands, type SplitResult } from "./shell.ts";
+export {
+  type Assignment,
+  DYNAMIC,
+  type Redirect,
+  type SimpleCommand,
+  splitCommands,
+  type SplitResult,
+} from "./shell.ts";
 export {
   type AuditEvent,
   type AuditEventName,
@@ -38,6 +45,14 @@ export {
   verifyChain,
   verifyHead,
 } from "./audit.ts";
-export { createPromptOperator, describeCall, type PromptIo } from "./prompt.ts";
+export {
+  createPromptOperator,
+  describeCall,
+  grantsFor,
+  type PromptIo,
+  type PromptOperator,
+  type SessionGrant,
+} from "./prompt.ts";
 export { type Finding, type PolicyReport, type TestOptions, testPolicy } from "./lint.ts";
 export { didYouMean } from "./suggest.ts";
+export { type Effect, effectsOf, type Invocation } from "./effects.ts";

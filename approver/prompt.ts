@@ -6,8 +6,11 @@
  * @module
  */
 
-import type { AskOperator } from "./approver.ts";
-import type { ApprovalRequest } from "./types.ts";
+import { resolve } from "node:path";
+import { type AskOperator, evaluate } from "./approver.ts";
+import { compilePolicy } from "./rules.ts";
+import { DYNAMIC, splitCommands } from "./shell.ts";
+import type { ApprovalRequest, Decision, RuleConfig } from "./types.ts";
 
 /** Terminal I/O the prompt uses; injected so tests can drive it. */
 export interface PromptIo {
@@ -19,6 +22,89 @@ export interface PromptIo {
   readFile(path: string): Promise<string | undefined>;
   /** Whether to colour the output. */
   readonly color: boolean;
+  /**
+   * Resolves a path the way the tools will, so a file granted for the session is that file.
+   * @default lexical resolution with `node:path`
+   */
+  readonly resolvePath?: (path: string) => Promise<string>;
+}
+
+/** What "allow for this session" granted: shown by `/approver`. */
+export interface SessionGrant {
+  /** The tool. */
+  readonly tool: string;
+  /** What of it: `git status` (bash's program and subcommand), a file's path, or `*`. */
+  readonly what: string;
+  /** The allow rule it stands for, judged like any allow rule (effects included). */
+  readonly rule: RuleConfig;
+}
+
+/** An operator that remembers its session's grants. */
+export type PromptOperator = AskOperator & {
+  /** The grants so far, in the order they were given. */
+  grants(): readonly SessionGrant[];
+};
+
+/** Escapes `text` for an RE2 regex. */
+function literal(text: string): string {
+  return text.replace(/[^A-Za-z0-9_ ]/g, (c) => `\\${c}`);
+}
+
+function isComputed(word: string): boolean {
+  return word.includes(DYNAMIC);
+}
+
+/** A program's subcommand: a plain word, not an option or a path. */
+const SUBCOMMAND = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
+
+/**
+ * What "allow for this session" grants for `request`: for bash each simple command's program
+ * and subcommand (`git status`, `npm test`; the program alone when the next word is an
+ * option); for write and edit the file, for both tools; for other tools the tool. Empty when
+ * nothing can be named (a bash program computed at run time, a function).
+ */
+export async function grantsFor(
+  request: ApprovalRequest,
+  resolvePath: (path: string) => Promise<string>,
+): Promise<SessionGrant[]> {
+  const tool = request.tool.toLowerCase();
+  const input = (request.input ?? {}) as Record<string, unknown>;
+  if (tool === "bash") {
+    if (typeof input.command !== "string") return [];
+    const split = await splitCommands(input.command);
+    if (split.error !== undefined) return [];
+    const keys = new Map<string, string>();
+    for (const command of split.commands) {
+      const [program, next] = command.argv;
+      if (command.defines || command.shadowed || command.assignments.length > 0) continue;
+      if (program === undefined || /\s/.test(program) || command.argv.some(isComputed)) continue;
+      if (next !== undefined && SUBCOMMAND.test(next)) {
+        keys.set(`${program} ${next}`, `^${literal(`${program} ${next}`)}( |$)`);
+      } else if (command.argv.slice(1).every((w) => w.startsWith("-"))) {
+        keys.set(program, `^${literal(program)}( |$)`);
+      } else {
+        // Options before the subcommand (`git -C dir status`): only that command.
+        keys.set(command.argv.join(" "), `^${literal(command.argv.join(" "))}$`);
+      }
+    }
+    return [...keys].map(([key, regex]) => ({ tool, what: key, rule: { tool, command: regex } }));
+  }
+  if ((tool === "write" || tool === "edit") && typeof input.path === "string") {
+    const path = await resolvePath(input.path);
+    return ["write", "edit"].map((t) => ({
+      tool: t,
+      what: path,
+      rule: { tool: t, path: `^${literal(path)}$` },
+    }));
+  }
+  return [{ tool, what: "*", rule: { tool } }];
+}
+
+function describeGrants(grants: readonly SessionGrant[]): string {
+  if (grants.length === 0) return "";
+  if (grants[0]!.rule.path !== undefined) return `changes to ${grants[0]!.what}`;
+  if (grants[0]!.what === "*") return grants[0]!.tool;
+  return grants.map((g) => g.what).join(", ");
 }
 
 const RED = "\x1b[31m";
@@ -75,27 +161,42 @@ export async function describeCall(request: ApprovalRequest, io: PromptIo): Prom
   return request.canonical ?? JSON.stringify(request.input);
 }
 
-/** An operator that asks on the terminal; `allow this tool` is remembered for the session. */
-export function createPromptOperator(io: PromptIo): AskOperator {
-  const allowedTools = new Set<string>();
-  return async (request, decision) => {
-    if (allowedTools.has(request.tool)) return true;
+/**
+ * An operator that asks on the terminal. `a` grants what the operator saw for the rest of the
+ * session (see `grantsFor`); later calls those grants allow, judged as allow rules are, are
+ * not asked again.
+ */
+export function createPromptOperator(io: PromptIo): PromptOperator {
+  const granted: SessionGrant[] = [];
+  const resolvePath = io.resolvePath ?? ((path: string) => Promise.resolve(resolve(path)));
+  const isGranted = async (request: ApprovalRequest) => {
+    if (granted.length === 0) return false;
+    const policy = compilePolicy({ mode: "pattern", allow: granted.map((g) => g.rule) });
+    return (await evaluate(policy, request, { resolvePath })).decision === "allow";
+  };
+  const operator = async (request: ApprovalRequest, decision: Decision) => {
+    if (await isGranted(request)) return true;
     const what = await describeCall(request, io);
     const heading = `${request.tool} needs approval`;
     // The default ask reason is the heading itself; say it once.
     const why = decision.reason && decision.reason !== heading ? ` (${decision.reason})` : "";
+    const grants = await grantsFor(request, resolvePath);
+    const session = grants.length === 0
+      ? ""
+      : `[a] allow ${describeGrants(grants)} for this session  `;
     await io.write(
       `\n${paint(io.color, BOLD, heading)}${why}\n${what}\n` +
-        "[y] allow once  [a] allow " + request.tool + " for this session  [n] deny  " +
-        "[r] deny and tell the model why\n> ",
+        `[y] allow once  ${session}[n] deny  [r] deny and tell the model why\n> `,
     );
     for (;;) {
       const answer = await io.readLine();
       if (answer === undefined) return "the operator cancelled the approval prompt";
       const choice = answer.trim().toLowerCase();
       if (choice === "y" || choice === "yes") return true;
-      if (choice === "a") {
-        allowedTools.add(request.tool);
+      if (choice === "a" && grants.length > 0) {
+        granted.push(
+          ...grants.filter((g) => !granted.some((h) => h.tool === g.tool && h.what === g.what)),
+        );
         return true;
       }
       if (choice === "n" || choice === "no" || choice === "") return "denied by the operator";
@@ -107,7 +208,8 @@ export function createPromptOperator(io: PromptIo): AskOperator {
         }
         return reason === "" ? "denied by the operator" : `denied by the operator: ${reason}`;
       }
-      await io.write("please answer y, a, n or r\n> ");
+      await io.write(`please answer y, ${grants.length > 0 ? "a, " : ""}n or r\n> `);
     }
   };
+  return Object.assign(operator, { grants: () => [...granted] });
 }

@@ -30,9 +30,20 @@ export interface Rule {
   readonly path?: RE2JS;
   /** The rule's own reason. */
   readonly reason?: string;
+  /**
+   * bash only: effects beyond the plain one that this rule grants the commands it matches
+   * (`write`: writes inside the workspace whose path matches `path`; `run`: programs they
+   * run and effects the checker cannot judge). Never the shell changes.
+   */
+  readonly effects?: ReadonlySet<RuleEffect>;
   /** The rule as written. */
   readonly source: RuleConfig;
 }
+
+/** What a rule's `effects` field may grant. */
+export const RULE_EFFECTS = ["write", "run"] as const;
+/** One of `RULE_EFFECTS`. */
+export type RuleEffect = typeof RULE_EFFECTS[number];
 
 /** A compiled policy. */
 export interface Policy {
@@ -68,6 +79,7 @@ const RULE_FIELDS = new Set([
   "command",
   "path",
   "reason",
+  "effects",
   "examples",
   "not_examples",
 ]);
@@ -94,7 +106,7 @@ function compileRule(list: ListName, index: number, raw: unknown): Rule {
   for (const key of Object.keys(source)) {
     if (!RULE_FIELDS.has(key)) {
       throw new PolicyError(
-        `approver: ${label}.${key}: unknown field (want tool, match, command, path, reason, examples, not_examples)`,
+        `approver: ${label}.${key}: unknown field (want tool, match, command, path, reason, effects, examples, not_examples)`,
       );
     }
   }
@@ -114,12 +126,28 @@ function compileRule(list: ListName, index: number, raw: unknown): Rule {
     }
     rule.reason = source.reason;
   }
+  if (source.effects !== undefined) rule.effects = compileEffects(label, source.effects);
   for (const field of ["examples", "not_examples"] as const) {
     if (source[field] !== undefined && !Array.isArray(source[field])) {
       throw new PolicyError(`approver: ${label}.${field}: want a list of tool inputs`);
     }
   }
   return rule;
+}
+
+function compileEffects(label: string, raw: unknown): ReadonlySet<RuleEffect> {
+  const want = `want a list of ${RULE_EFFECTS.join(", ")}, e.g. effects: [write] with a path`;
+  if (!Array.isArray(raw)) throw new PolicyError(`approver: ${label}.effects: ${want}`);
+  const out = new Set<RuleEffect>();
+  for (const [i, item] of raw.entries()) {
+    if (!(RULE_EFFECTS as readonly unknown[]).includes(item)) {
+      throw new PolicyError(
+        `approver: ${label}.effects[${i}]: unknown effect ${JSON.stringify(item)} (${want})`,
+      );
+    }
+    out.add(item as RuleEffect);
+  }
+  return out;
 }
 
 /** Compiles `config`; throws `PolicyError` with the spec's texts. */

@@ -57,6 +57,11 @@ export interface RuleConfig {
   readonly path?: string;
   /** Reason given when this rule denies or asks. */
   readonly reason?: string;
+  /**
+   * bash: effects beyond the plain one this rule grants (`write` inside `path`, `run`).
+   * Absent: the plain effect only.
+   */
+  readonly effects?: readonly string[];
   /** Inputs this rule must match (checked by `policy test`). */
   readonly examples?: readonly unknown[];
   /** Inputs this rule must not match (checked by `policy test`). */

@@ -19,6 +19,8 @@ import type { AgentEvent, TurnResult } from "../agent/types.ts";
 import { openSessionStore, type SessionInfo, type SessionStore } from "../agent/session_store.ts";
 import { defaultSystemPrompt } from "../agent/system_prompt.ts";
 import type { GateOptions } from "../agent/tool_host.ts";
+import { createUndoRecorder } from "../agent/undo_recorder.ts";
+import { DEFAULT_UNDO_MAX_BYTES, openUndoStore } from "../agent/undo_store.ts";
 import { type ContextManager, createContextManager } from "../agent/context.ts";
 import { type Instructions, loadInstructions, withInstructions } from "../agent/instructions.ts";
 import type { Compaction } from "../agent/types.ts";
@@ -108,6 +110,11 @@ function iterationsFrom(flags: AgentFlags, config: Config): number {
     );
   }
   return n;
+}
+
+/** `state.undo.max_bytes`, or its default. */
+export function undoMaxBytes(config: Config): number {
+  return config.values.state?.undo?.max_bytes ?? DEFAULT_UNDO_MAX_BYTES;
 }
 
 function contextWindowFrom(flags: AgentFlags, config: Config): number | undefined {
@@ -250,14 +257,33 @@ export async function openAgent(
     const tools = toolSourceOf(host, sources, log);
     const secrets = Object.entries(Deno.env.toObject())
       .filter(([key]) => !(key in context.env)).map(([, value]) => value);
+    // state.undo.max_bytes = 0 turns undo off (no copies, no scans before bash calls).
+    const undoStore = undoMaxBytes(config) === 0
+      ? undefined
+      : openUndoStore(config.stateDir, { maxBytes: undoMaxBytes(config) });
+    /** The undo recorder of session `id` (chat's /clear starts another session). */
+    const undoFor = (id: string) =>
+      undoStore === undefined ? {} : {
+        undo: createUndoRecorder({
+          store: undoStore,
+          sessionId: id,
+          roots: context.workspace.roots,
+          protectedPaths: config.protectedPaths,
+        }),
+      };
     const gate: GateOptions = {
       registry: tools.registry,
       host: tools.host,
-      approver: createApprover(policy, { resolvePath: resolveReal }),
+      approver: createApprover(policy, {
+        resolvePath: resolveReal,
+        workspace: context.workspace,
+        protectedPaths: config.protectedPaths,
+      }),
       audit: auditTo(join(config.stateDir, "audit.jsonl"), secrets, log),
       source: "model",
       sessionId,
       ...(options.operator === undefined ? {} : { operator: options.operator }),
+      ...undoFor(sessionId),
     };
     const opened = host;
     const mcp = sources;
@@ -322,6 +348,9 @@ export async function openAgent(
         const message = { role: "user" as const, content: [{ type: "text" as const, text }] };
         messages.push(message);
         store.append(sessionId, message);
+        const undo = gate.undo;
+        // The stored count of prompts: `messages` shrinks when the context is compacted.
+        undo?.beginTurn(store.find(sessionId)?.turns ?? 1, text);
         return runTurn(messages, {
           provider,
           gate,
@@ -331,7 +360,7 @@ export async function openAgent(
           onEvent,
           onMessage: (added) => store.append(sessionId, added),
           context: manager,
-        });
+        }).finally(() => undo?.endTurn());
       },
       get context() {
         return current.manager;
@@ -347,7 +376,7 @@ export async function openAgent(
           ...current,
           sessionId: id,
           messages: [],
-          gate: { ...current.gate, sessionId: id },
+          gate: { ...current.gate, sessionId: id, ...undoFor(id) },
           manager: managerFor(current.provider.model, id),
         };
       },

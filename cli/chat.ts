@@ -29,6 +29,7 @@ import { markdownRenderer, markdownStream } from "./markdown.ts";
 import { costOf } from "./prices.ts";
 import { pickSession } from "./session_picker.ts";
 import { RUN_EXIT } from "./run.ts";
+import { undoInChat } from "./undo.ts";
 
 /**
  * Lines that arrive this close together without bracketed paste (a terminal that does not
@@ -82,7 +83,10 @@ const COMMANDS: readonly { readonly name: string; readonly help: string }[] = [
   { name: "/cost", help: "tokens and cost of this chat so far (for models with a known price)" },
   { name: "/clear", help: "start a new, empty session with the same settings" },
   { name: "/model NAME", help: "send the next turns to model NAME (bare: show the model)" },
-  // `/undo` (the undo branch) joins here: { name: "/undo", help: "..." }.
+  {
+    name: "/undo",
+    help: "put back the files the last turn changed (/undo --force: over later edits)",
+  },
   { name: "/exit", help: "leave (Ctrl+D does the same)" },
 ];
 
@@ -336,10 +340,12 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
     return { total, turnCost };
   };
 
-  const slash = (line: string): boolean => {
+  const slash = (line: string): boolean | Promise<boolean> => {
     const [command, ...rest] = line.trim().split(/\s+/);
     const arg = rest.join(" ");
     switch (command) {
+      case "/undo":
+        return undoInChat(agent.config, agent.sessionId, line, out, color).then(() => true);
       case "/help":
         out(HELP);
         return true;
@@ -355,9 +361,11 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
         const rules = (["deny", "ask", "allow"] as const).flatMap((list) =>
           p.lists[list].map((rule) => `  ${rule.label}  ${JSON.stringify(rule.source)}`)
         );
+        const grants = operator.grants().map((g) => `  ${g.tool}  ${g.what}\n`);
         out(
           `mode ${p.mode}${p.mode === "pattern" ? `, default ${p.default}` : ""}\n` +
-            (rules.length > 0 ? rules.join("\n") + "\n" : ""),
+            (rules.length > 0 ? rules.join("\n") + "\n" : "") +
+            `session grants:${grants.length === 0 ? " none" : ""}\n${grants.join("")}`,
         );
         return true;
       }
@@ -482,7 +490,7 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
       } finally {
         busy = false;
       }
-    } else if (!slash(text)) {
+    } else if (!(await slash(text))) {
       busy = true;
       try {
         await runPrompt(text);

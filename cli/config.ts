@@ -74,13 +74,17 @@ function buildSchema({ z }: ZodModule) {
         max_output_bytes: count.optional(),
         sandbox: z.enum(["auto", "bwrap", "none"]).optional(),
         network: z.boolean().optional(),
+        max_processes: count.optional(),
         hide: stringList.optional(),
         env_remove: stringList.optional(),
       }).optional(),
       modules: stringList.optional(),
     }).optional(),
     workspace: z.strictObject({ roots: stringList.optional() }).optional(),
-    state: z.strictObject({ dir: z.string().optional() }).optional(),
+    state: z.strictObject({
+      dir: z.string().optional(),
+      undo: z.strictObject({ max_bytes: size.optional() }).optional(),
+    }).optional(),
     "mcp_servers": z.record(
       z.string().regex(SERVER_NAME),
       z.strictObject({

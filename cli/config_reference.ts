@@ -8,6 +8,7 @@
 
 import {
   DEFAULT_BASH_MAX_OUTPUT_BYTES,
+  DEFAULT_BASH_MAX_PROCESSES,
   DEFAULT_BASH_TIMEOUT_MS,
   DEFAULT_EDIT_MAX_BYTES,
   DEFAULT_GREP_MAX_FILE_BYTES,
@@ -92,7 +93,7 @@ export const KEY_DOCS: Readonly<Record<string, KeyDoc>> = {
   },
   "agent.approver.deny": {
     text: "Rules that deny (checked first; deny always wins). Fields: `tool`, `match`, " +
-      "`command`, `path`, `reason`, `examples`, `not_examples` (docs/approval-policies.md).",
+      "`command`, `path`, `reason`, `effects`, `examples`, `not_examples` (docs/approval-policies.md).",
   },
   "agent.approver.ask": {
     text: "Rules that ask the operator (`chat`, `tool` on a terminal); elsewhere they deny.",
@@ -132,6 +133,12 @@ export const KEY_DOCS: Readonly<Record<string, KeyDoc>> = {
     default: "`false`",
     text: "Whether sandboxed commands get the network.",
   },
+  "tools.bash.max_processes": {
+    default: String(DEFAULT_BASH_MAX_PROCESSES),
+    text: "The most processes (threads included) a sandboxed command may have at once, through " +
+      "a pids cgroup; where none can be made (not root, read-only cgroupfs) `doctor` and the " +
+      "run header say so.",
+  },
   "tools.bash.hide": {
     text: "More paths the sandbox hides (credentials such as `~/.ssh` are hidden already).",
   },
@@ -147,6 +154,11 @@ export const KEY_DOCS: Readonly<Record<string, KeyDoc>> = {
   "state.dir": {
     default: "`$XDG_DATA_HOME/rousseau` or `~/.local/share/rousseau`",
     text: "Where `sessions.db` and `audit.jsonl` live.",
+  },
+  "state.undo.max_bytes": {
+    default: "`268435456` (256 MiB)",
+    text: "Most bytes of file copies `undo` keeps (the workspace's mirror included); " +
+      "the oldest turns go first. `0` turns undo off.",
   },
   "mcp_servers.<name>.command": {
     text: "An MCP server on stdio whose tools join as `mcp__<name>__<tool>` (docs/mcp.md). " +

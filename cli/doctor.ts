@@ -16,7 +16,7 @@ import { EXIT } from "./errors.ts";
 import { type GlobalFlags, workspaceFrom } from "./options.ts";
 import { writeStdout } from "./output.ts";
 import { type PolicyFlags, resolvePolicy } from "./policy.ts";
-import { resolveSandbox } from "./sandbox.ts";
+import { probeSandbox, resolveSandbox, type SandboxReport } from "./sandbox.ts";
 import { contextChecks } from "./context_doctor.ts";
 import { reachProvider } from "./reach.ts";
 
@@ -24,6 +24,8 @@ interface Check {
   readonly ok: boolean;
   readonly name: string;
   readonly detail: string;
+  /** Holds, but less than it could: printed as `warn`, does not fail doctor. */
+  readonly warn?: boolean;
 }
 
 async function attempt(name: string, fn: () => Promise<string>): Promise<Check> {
@@ -87,6 +89,85 @@ async function probe(settings: ReturnType<typeof providerSettings>): Promise<str
 
 const ANTHROPIC_URL = "https://api.anthropic.com";
 const OPENAI_URL = "https://api.openai.com/v1";
+
+/**
+ * The walls of the bash sandbox as a command inside it finds them (a trial run, not the
+ * configuration read back): capabilities, process limit, hidden paths and sockets. Without
+ * the sandbox, what an unconfined command can still do.
+ */
+async function wallChecks(report: SandboxReport, roots: readonly string[]): Promise<Check[]> {
+  const sandbox = report.sandbox;
+  if (sandbox === undefined) {
+    return [{
+      ok: true,
+      warn: true,
+      name: "bash walls",
+      detail: "none: bash runs as rousseau's user with its rights; a process that detaches " +
+        "(setsid, double fork) can outlive the call; rousseau's environment (the API key) " +
+        (report.environmentProblem === undefined
+          ? "is kept from the same user (not dumpable), but not from root"
+          : `is readable by the same user (${report.environmentProblem})`),
+    }];
+  }
+  let probe: Awaited<ReturnType<typeof probeSandbox>>;
+  try {
+    probe = await probeSandbox(sandbox, roots);
+  } catch (error) {
+    return [{ ok: false, name: "sandbox caps", detail: (error as Error).message }];
+  }
+  const checks: Check[] = [];
+  const noCaps = /^0+$/.test(probe.capEff);
+  checks.push({
+    ok: noCaps && probe.noNewPrivs && probe.userns !== true,
+    name: "sandbox caps",
+    detail: noCaps
+      ? `none (CapEff ${probe.capEff}), no_new_privs ${probe.noNewPrivs ? "set" : "NOT set"}, ` +
+        (probe.userns === undefined
+          ? "new user namespaces not tried (no unshare)"
+          : probe.userns
+          ? "a new user namespace CAN be made"
+          : "no new user namespace")
+      : `the shell holds capabilities (CapEff ${probe.capEff}): it can undo the sandbox`,
+  });
+  checks.push(
+    sandbox.pids === undefined || probe.pidsMax === undefined
+      ? {
+        ok: true,
+        warn: true,
+        name: "sandbox pids",
+        detail: `no process limit: ${
+          report.pidsProblem ?? "the trial command could not join the cgroup"
+        }; a fork bomb runs until the timeout`,
+      }
+      : {
+        ok: probe.pidsMax === String(sandbox.pids.max),
+        name: "sandbox pids",
+        detail: `at most ${probe.pidsMax} processes (pids cgroup ${sandbox.pids.dir}, shared ` +
+          "by this rousseau's bash calls)",
+      },
+  );
+  const sockets = sandbox.hide.filter((h) => h.kind === "file" && isSocket(h.path)).length;
+  checks.push({
+    ok: probe.visible.length === 0 && probe.maskedEntries <= 0,
+    name: "sandbox hide",
+    detail: probe.visible.length > 0
+      ? `still readable inside: ${probe.visible.join(", ")}`
+      : `${sandbox.hide.length} paths empty inside (credentials, rousseau's config and state, ` +
+        `${sockets} unix sockets); ${(sandbox.mask ?? []).join(", ") || "no /run"} masked; ` +
+        (sandbox.network
+          ? "network on: abstract unix sockets and 127.0.0.1 of the host are reachable"
+          : "network off: abstract unix sockets and 127.0.0.1 unreachable"),
+  });
+  return checks;
+}
+
+function isSocket(path: string): boolean {
+  try {
+    return Deno.statSync(path).isSocket === true;
+  } catch {
+    return false;
+  }
+}
 
 /** Flags of `doctor`. */
 export interface DoctorFlags extends GlobalFlags, PolicyFlags, ProviderFlags {
@@ -152,6 +233,10 @@ export async function doctorCommand(flags: DoctorFlags): Promise<number> {
       return `${report.summary}; ${await bwrapVersion(report.sandbox.bwrap)}; own PID namespace`;
     });
     checks.push(sandbox);
+    if (sandbox.ok && workspace.ok) {
+      const report = await resolved;
+      checks.push(...await wallChecks(report, (await workspaceFrom(flags, config)).roots));
+    }
     if (workspace.ok) {
       const ws = await workspaceFrom(flags, config);
       const report = await resolved.catch(() => undefined);
@@ -203,7 +288,7 @@ export async function doctorCommand(flags: DoctorFlags): Promise<number> {
   }
   const width = Math.max(...checks.map((c) => c.name.length));
   const lines = checks.map((c) =>
-    `${c.ok ? "ok  " : "FAIL"}  ${c.name.padEnd(width)}  ${c.detail}`
+    `${c.ok ? (c.warn ? "warn" : "ok  ") : "FAIL"}  ${c.name.padEnd(width)}  ${c.detail}`
   );
   await writeStdout(lines.join("\n") + "\n");
   return checks.every((c) => c.ok) ? EXIT.ok : EXIT.failure;

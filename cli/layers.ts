@@ -99,7 +99,27 @@ export function checkGrants(policy: Policy, grants: WorkerPermissions): void {
   }
 }
 
-/** The layers object. */
+/**
+ * What the sandbox does and does not hold, for the header: under bwrap, the capabilities and
+ * the process limit; without it, what an unconfined command can still do.
+ */
+export function sandboxWalls(sandbox: Sandbox | undefined): string {
+  if (sandbox === undefined) {
+    return "bash unconfined: a process that detaches (setsid, double fork) can outlive the " +
+      "call, and as root it can read rousseau's environment";
+  }
+  const pids = sandbox.pids === undefined
+    ? "processes unlimited: no pids cgroup, see doctor"
+    : `processes≤${sandbox.pids.max}`;
+  return `no capabilities, ${pids}`;
+}
+
+const WALLS = Symbol("walls");
+
+/**
+ * The layers object. The walls text rides along under a symbol: the result object's `layers`
+ * keeps exactly the fields cli.md names.
+ */
 export function describeLayers(
   policy: Policy,
   workspace: Workspace,
@@ -107,7 +127,7 @@ export function describeLayers(
   sandbox: Sandbox | undefined,
 ): Layers {
   const bash = grants === null || grants.run.length > 0;
-  return {
+  const layers: Layers = {
     approver: policy.mode,
     confinement: [...workspace.roots],
     "worker_permissions": grants,
@@ -115,6 +135,8 @@ export function describeLayers(
     // Without a run grant nothing can reach the network through bash.
     "bash_network": bash && (sandbox === undefined || sandbox.network),
   };
+  if (bash) Object.defineProperty(layers, WALLS, { value: sandboxWalls(sandbox) });
+  return layers;
 }
 
 /** The one-line header a run prints on stderr before it starts. */
@@ -136,6 +158,7 @@ export function layersLine(layers: Layers): string {
     : layers.sandbox === "bwrap"
     ? (layers.bash_network ? "on" : "off")
     : "on (no sandbox: Deno permissions do not reach processes bash starts)";
+  const walls = (layers as unknown as Record<symbol, string | undefined>)[WALLS];
   return `rousseau: approver=${layers.approver} · confinement=${layers.confinement.join(",")} · ` +
-    `worker=${worker} · sandbox=${layers.sandbox} · net=${net}`;
+    `worker=${worker} · sandbox=${layers.sandbox}${walls ? ` (${walls})` : ""} · net=${net}`;
 }

@@ -81,7 +81,11 @@ export async function mcpCommand(flags: McpFlags, signal: AbortSignal): Promise<
   const gate: GateOptions = {
     registry,
     host: router,
-    approver: createApprover(policy, { resolvePath: resolveReal }),
+    approver: createApprover(policy, {
+      resolvePath: resolveReal,
+      workspace: context.workspace,
+      protectedPaths: config.protectedPaths,
+    }),
     audit: createAuditFile(join(config.stateDir, "audit.jsonl"), { secrets }),
     source: "mcp",
   };

@@ -179,6 +179,30 @@ Examples:
       );
     });
 
+  program.command("undo")
+    .description("put back what the last turn(s) of a session changed in the workspace")
+    .argument("[session]", "session id or unique prefix (default: this workspace's latest)")
+    .option("--turns <n>", "undo the last N turns that changed files (default 1)")
+    .option("--list", "show the session's turns and the files each changed")
+    .option("--force", "restore even files changed since the turn")
+    .option("--json", "print JSON instead of text")
+    .addHelpText(
+      "after",
+      `
+Covers what write, edit and bash (or any tool that is not read-only) changed: contents and
+modes come back, files the turn created go, files it deleted return. A file changed again
+after the turn is a conflict: nothing is written and the paths are named (--force restores
+anyway). Exit codes: 0 restored or nothing to undo, 1 conflict or failure, 2 usage.
+
+Examples:
+  rousseau undo
+  rousseau undo --list
+  rousseau undo 3f2a --turns 2 --json`,
+    )
+    .action((session: string | undefined, _opts: unknown, command: Command) => {
+      run(async () => (await import("./undo.ts")).undoCommand(session, command.optsWithGlobals()));
+    });
+
   program.command("mcp")
     .description("serve the registered tools to an MCP client over stdio, through the approver")
     .option("--timeout <duration>", "bash timeout per command, e.g. 500ms, 90s, 2m (default 1m0s)")

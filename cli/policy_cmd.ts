@@ -7,6 +7,7 @@
  */
 
 import {
+  type ApproverOptions,
   canonicalJson,
   type Decision,
   evaluate,
@@ -19,7 +20,7 @@ import { createWorkerHost, resolveReal } from "../tools/mod.ts";
 import { sessionsPath } from "./agent_setup.ts";
 import { type Config, loadConfig } from "./config.ts";
 import { EXIT, UsageError } from "./errors.ts";
-import { type GlobalFlags, toolContextFrom } from "./options.ts";
+import { type GlobalFlags, toolContextFrom, workspaceFrom } from "./options.ts";
 import { writeStdout } from "./output.ts";
 import { type PolicyCommand, type PolicyFlags, resolvePolicy } from "./policy.ts";
 
@@ -50,6 +51,21 @@ async function policyOf(flags: PolicyCommandFlags): Promise<{ config: Config; po
   return { config, policy: resolvePolicy(commandOf(flags), config.approver, flags) };
 }
 
+/**
+ * How the approver of a real run would resolve paths: the files a command writes are judged
+ * against the workspace (confinement), the protected paths and the write rules.
+ */
+async function approverOptions(
+  flags: PolicyCommandFlags,
+  config: Config,
+): Promise<ApproverOptions> {
+  return {
+    resolvePath: resolveReal,
+    workspace: await workspaceFrom(flags, config),
+    protectedPaths: config.protectedPaths,
+  };
+}
+
 function describe(decision: Decision): string {
   const rule = decision.rule === undefined ? "" : ` (rule ${decision.rule})`;
   const reason = decision.reason === undefined ? "" : `: ${decision.reason}`;
@@ -73,12 +89,12 @@ async function check(tool: string, json: string, flags: PolicyCommandFlags): Pro
         `quote it for the shell, e.g. '{"command": "git status"}'`,
     );
   }
-  const { policy } = await policyOf(flags);
+  const { config, policy } = await policyOf(flags);
   const decision = await evaluate(policy, {
     tool,
     input,
     canonical: canonicalJson(input),
-  }, { resolvePath: resolveReal });
+  }, await approverOptions(flags, config));
   await writeStdout(
     flags.json
       ? JSON.stringify({
@@ -120,7 +136,7 @@ async function test(flags: PolicyCommandFlags): Promise<number> {
     registered: await registeredTools(flags, config),
     // MCP servers' tools are known only once connected; a configured server vouches for its prefix.
     registeredPrefixes: Object.keys(config.mcpServers).map((name) => `mcp__${name}__`),
-    resolvePath: resolveReal,
+    ...await approverOptions(flags, config),
   });
   await writeStdout(
     flags.json ? JSON.stringify(report) + "\n" : renderReport(report, flags.strict === true),
@@ -133,6 +149,7 @@ async function test(flags: PolicyCommandFlags): Promise<number> {
 /** `policy replay SESSION`: every stored call through the current policy; nothing runs. */
 async function replay(id: string, flags: PolicyCommandFlags): Promise<number> {
   const { config, policy } = await policyOf(flags);
+  const options = await approverOptions(flags, config);
   const store = openSessionStore(sessionsPath(config));
   try {
     const found = store.find(id);
@@ -151,7 +168,7 @@ async function replay(id: string, flags: PolicyCommandFlags): Promise<number> {
           input: block.input,
           canonical: canonicalJson(block.input),
           sessionId: found.id,
-        }, { resolvePath: resolveReal });
+        }, options);
         rows.push({ n: rows.length + 1, tool: block.name, input: block.input, decision });
       }
     }

@@ -1,15 +1,23 @@
 /**
- * Resolving `tools.bash.sandbox` (auto | bwrap | none) into the sandbox bash runs under.
- * Done in the main isolate: finding bwrap needs PATH and a trial run, which the tool
- * worker is not allowed.
+ * Resolving `tools.bash.sandbox` (auto | bwrap | none) into the sandbox bash runs under, and
+ * what it hides: credential paths, rousseau's own files (protected paths), `/run`, and the
+ * unix sockets this host has bound outside it. Done in the main isolate: finding bwrap needs
+ * PATH and a trial run, and reading /proc/net/unix, which the tool worker is not allowed.
  *
  * @module
  */
 
 import { isAbsolute, join } from "node:path";
-import { DEFAULT_HIDDEN, type HiddenPath, type Sandbox } from "../tools/mod.ts";
+import {
+  DEFAULT_BASH_MAX_PROCESSES,
+  DEFAULT_HIDDEN,
+  type HiddenPath,
+  type Sandbox,
+  sandboxArgs,
+} from "../tools/mod.ts";
 import type { Config } from "./config.ts";
 import { UsageError } from "./errors.ts";
+import { resolvePids } from "./pids_cgroup.ts";
 
 /** What the sandbox check found, for `doctor` and the run header. */
 export interface SandboxReport {
@@ -19,7 +27,19 @@ export interface SandboxReport {
   readonly mode: "auto" | "bwrap" | "none";
   /** One line for people: what is in use and why. */
   readonly summary: string;
+  /** Why there is no process limit, when there is none. */
+  readonly pidsProblem?: string;
+  /**
+   * Unsandboxed only: why rousseau's environment (the provider key) is still readable by a
+   * command running as the same user; undefined when it is not (non-dumpable).
+   */
+  readonly environmentProblem?: string;
 }
+
+/** The part of the config the sandbox depends on. */
+export type SandboxConfig =
+  & Pick<Config, "values">
+  & Partial<Pick<Config, "protectedPaths">>;
 
 function findOnPath(name: string, path: string): string | undefined {
   for (const dir of path.split(":")) {
@@ -35,68 +55,344 @@ function findOnPath(name: string, path: string): string | undefined {
   return undefined;
 }
 
-async function usable(bwrap: string): Promise<string | undefined> {
+/** The walls bwrap can build here, strongest first; the first that runs is used. */
+const TIERS = [
+  { disableUserns: true, flags: ["--disable-userns", "--assert-userns-disabled"] },
+  { disableUserns: false, flags: [] },
+] as const;
+
+/** Runs bwrap once with the walls of each tier; the first that works, or why none does. */
+async function usable(bwrap: string): Promise<{ disableUserns: boolean } | { problem: string }> {
+  let problem = "";
+  for (const tier of TIERS) {
+    try {
+      const out = await new Deno.Command(bwrap, {
+        args: [
+          "--ro-bind",
+          "/",
+          "/",
+          "--unshare-user",
+          "--cap-drop",
+          "ALL",
+          ...tier.flags,
+          "--unshare-pid",
+          "--unshare-net",
+          "--",
+          "/bin/true",
+        ],
+        stdin: "null",
+        stdout: "null",
+        stderr: "piped",
+      }).output();
+      if (out.success) return { disableUserns: tier.disableUserns };
+      problem ||= new TextDecoder().decode(out.stderr).trim() || `exit status ${out.code}`;
+    } catch (error) {
+      return { problem: (error as Error).message };
+    }
+  }
+  return { problem };
+}
+
+function statKind(path: string): HiddenPath["kind"] | undefined {
   try {
-    const out = await new Deno.Command(bwrap, {
-      args: ["--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--", "/bin/true"],
-      stdin: "null",
-      stdout: "null",
-      stderr: "piped",
-    }).output();
-    if (out.success) return undefined;
-    return new TextDecoder().decode(out.stderr).trim() || `exit status ${out.code}`;
-  } catch (error) {
-    return (error as Error).message;
+    return Deno.statSync(path).isDirectory ? "dir" : "file";
+  } catch {
+    return undefined;
   }
 }
 
-function hiddenPaths(config: Pick<Config, "values">, home: string | undefined): HiddenPath[] {
+function realPath(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+/**
+ * rousseau's own files. One that does not exist yet (the state directory before the first
+ * session, the config directory) is made now, 0700, so it can be covered: otherwise a command
+ * could create it inside a writable root and plant a config or an audit log there.
+ */
+function protectedPaths(paths: readonly string[]): HiddenPath[] {
+  const out: HiddenPath[] = [];
+  for (const path of paths) {
+    if (!isAbsolute(path)) continue;
+    let kind = statKind(path);
+    if (kind === undefined) {
+      try {
+        Deno.mkdirSync(path, { recursive: true, mode: 0o700 });
+        kind = "dir";
+      } catch {
+        // cannot be made by us, so not by the command either (same user, fewer rights)
+        continue;
+      }
+    }
+    out.push({ path: realPath(path), kind });
+  }
+  return out;
+}
+
+/** Directories with sockets and runtime state, masked by an empty tmpfs: `/run`, `/var/run`. */
+function maskedDirs(): string[] {
+  const out: string[] = [];
+  for (const dir of ["/run", "/var/run"]) {
+    try {
+      if (Deno.lstatSync(dir).isDirectory) out.push(dir);
+    } catch {
+      // absent
+    }
+  }
+  return out;
+}
+
+/** Paths named by variables that commonly point at a socket (agent, bus, container engine). */
+function socketsInEnvironment(env: Readonly<Record<string, string>>): string[] {
+  const out: string[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (name === "SSH_AUTH_SOCK" && value.startsWith("/")) out.push(value);
+    for (const m of value.matchAll(/unix:(?:\/\/|path=)?(\/[^,;\s]+)/g)) out.push(m[1]!);
+  }
+  return out;
+}
+
+/** Filesystem sockets bound in this network namespace, and sockets mounted as files. */
+function socketsOnHost(): string[] {
+  const out: string[] = [];
+  try {
+    for (const line of Deno.readTextFileSync("/proc/net/unix").split("\n").slice(1)) {
+      const path = line.trim().split(/\s+/)[7];
+      if (path?.startsWith("/")) out.push(path);
+    }
+  } catch {
+    // no /proc/net/unix: the masks and the environment still apply
+  }
+  try {
+    // A socket bound elsewhere and bind-mounted in (docker.sock in a CI container) is not
+    // in /proc/net/unix, but it is a mount point.
+    for (const line of Deno.readTextFileSync("/proc/self/mountinfo").split("\n")) {
+      const mount = line.split(" ")[4]?.replace(/\\040/g, " ");
+      if (mount === undefined || !mount.startsWith("/")) continue;
+      try {
+        const info = Deno.statSync(mount);
+        if (info.isSocket) out.push(mount);
+      } catch {
+        // gone or unreadable
+      }
+    }
+  } catch {
+    // no mountinfo
+  }
+  return out;
+}
+
+/** The most sockets hidden one by one (each costs a bind mount per call). */
+const MAX_SOCKETS = 256;
+
+function under(path: string, dir: string): boolean {
+  return path === dir || path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
+}
+
+/** Everything the sandbox hides, `/run` aside. */
+function hiddenPaths(
+  config: SandboxConfig,
+  env: Readonly<Record<string, string>>,
+  masked: readonly string[],
+): HiddenPath[] {
+  const home = env.HOME;
   const wanted = [
     ...(home ? DEFAULT_HIDDEN.map((p) => join(home, p)) : []),
     ...(config.values.tools?.bash?.hide ?? []).map((p) =>
       p.startsWith("~/") && home ? join(home, p.slice(2)) : p
     ),
   ];
-  const out: HiddenPath[] = [];
+  const out = new Map<string, HiddenPath>();
   for (const path of wanted) {
     if (!isAbsolute(path)) continue;
-    try {
-      const info = Deno.statSync(path);
-      out.push({ path, kind: info.isDirectory ? "dir" : "file" });
-    } catch {
-      // nothing to hide
-    }
+    const kind = statKind(path);
+    if (kind !== undefined) out.set(path, { path, kind });
   }
-  return out;
+  for (const hidden of protectedPaths(config.protectedPaths ?? [])) out.set(hidden.path, hidden);
+  // /tmp is private already; /run is masked.
+  const covered = ["/tmp", ...masked];
+  let sockets = 0;
+  for (const path of [...socketsInEnvironment(env), ...socketsOnHost()]) {
+    if (sockets >= MAX_SOCKETS) break;
+    const real = realPath(path);
+    if (out.has(real) || covered.some((dir) => under(real, dir))) continue;
+    if (statKind(real) === undefined) continue;
+    out.set(real, { path: real, kind: statKind(real)! });
+    sockets++;
+  }
+  return [...out.values()];
+}
+
+/** `/etc/resolv.conf`'s target when it lies in a masked directory (systemd-resolved). */
+function resolverFiles(masked: readonly string[]): string[] {
+  const real = realPath("/etc/resolv.conf");
+  return real !== "/etc/resolv.conf" && masked.some((dir) => under(real, dir)) &&
+      statKind(real) === "file"
+    ? [real]
+    : [];
+}
+
+/** The process limit for `config`, or why there is none. */
+function pidsLimit(
+  config: SandboxConfig,
+): { pids?: Sandbox["pids"]; problem?: string } {
+  const max = config.values.tools?.bash?.max_processes ?? DEFAULT_BASH_MAX_PROCESSES;
+  const result = resolvePids(max);
+  return "limit" in result ? { pids: result.limit } : { problem: result.problem };
+}
+
+function unsandboxed(mode: SandboxReport["mode"], summary: string): SandboxReport {
+  const problem = hideOwnEnvironment();
+  return {
+    mode,
+    summary,
+    pidsProblem: "bash is not sandboxed",
+    ...(problem === undefined ? {} : { environmentProblem: problem }),
+  };
 }
 
 /** Resolves the sandbox; throws a `UsageError` when bwrap is required but cannot run. */
 export async function resolveSandbox(
-  config: Pick<Config, "values">,
+  config: SandboxConfig,
   env: Readonly<Record<string, string>> = Deno.env.toObject(),
 ): Promise<SandboxReport> {
   const mode = config.values.tools?.bash?.sandbox ?? "auto";
   const network = config.values.tools?.bash?.network ?? false;
-  if (mode === "none") return { mode, summary: "none (tools.bash.sandbox: none)" };
+  if (mode === "none") return unsandboxed(mode, "none (tools.bash.sandbox: none)");
   const bwrap = findOnPath("bwrap", env.PATH ?? "/usr/bin:/bin");
-  const problem = bwrap === undefined ? "bwrap is not installed" : await usable(bwrap);
-  if (problem !== undefined) {
+  const found = bwrap === undefined ? { problem: "bwrap is not installed" } : await usable(bwrap);
+  if ("problem" in found) {
     if (mode === "bwrap") {
       throw new UsageError(
         `sandbox: tools.bash.sandbox is "bwrap" but ${
-          bwrap === undefined ? problem : `bwrap cannot run here: ${problem}`
+          bwrap === undefined ? found.problem : `bwrap cannot run here: ${found.problem}`
         }; install bubblewrap (Debian: apt-get install bubblewrap) and allow user namespaces, ` +
           "or set tools.bash.sandbox: none",
       );
     }
-    return { mode, summary: `none (auto: ${problem}; bash runs unsandboxed)` };
+    return unsandboxed(mode, `none (auto: ${found.problem}; bash runs unsandboxed)`);
   }
-  const sandbox: Sandbox = { bwrap: bwrap!, network, hide: hiddenPaths(config, env.HOME) };
+  const mask = maskedDirs();
+  const { pids, problem } = pidsLimit(config);
+  const sandbox: Sandbox = {
+    bwrap: bwrap!,
+    network,
+    hide: hiddenPaths(config, env, mask),
+    mask,
+    expose: resolverFiles(mask),
+    disableUserns: found.disableUserns,
+    ...(pids === undefined ? {} : { pids }),
+  };
   return {
     mode,
     sandbox,
     summary: `bwrap (${bwrap}; network ${
       network ? "on" : "off"
     }; ${sandbox.hide.length} paths hidden)`,
+    ...(problem === undefined ? {} : { pidsProblem: problem }),
   };
+}
+
+/** What a trial command inside the sandbox found: the walls as the command sees them. */
+export interface SandboxProbe {
+  /** CapEff of the shell, hex. */
+  readonly capEff: string;
+  /** no_new_privs of the shell. */
+  readonly noNewPrivs: boolean;
+  /** Whether the shell could make a new user namespace (undefined: no `unshare` to try). */
+  readonly userns?: boolean;
+  /** pids.max of the cgroup the shell joined, if it joined one. */
+  readonly pidsMax?: string;
+  /** Hidden paths the shell could still read something from. */
+  readonly visible: readonly string[];
+  /** Entries left in the masked directories (the re-exposed resolver file's aside). */
+  readonly maskedEntries: number;
+}
+
+/** Runs one command in `sandbox` over `roots` and reports what it could see and do. */
+export async function probeSandbox(
+  sandbox: Sandbox,
+  roots: readonly string[],
+): Promise<SandboxProbe> {
+  const script = [
+    "exec 2>/dev/null",
+    '[ -n "$1" ] && { echo $$ > "$1" || echo pids=failed; }',
+    "grep -E '^(CapEff|NoNewPrivs):' /proc/self/status",
+    "if command -v unshare >/dev/null; then unshare -U true && echo userns=yes || echo userns=no; fi",
+    '[ -n "$1" ] && echo pidsmax=$(cat "$(dirname "$1")/pids.max")',
+    'shift; for p in "$@"; do case "$p" in',
+    '  d:*) [ -z "$(ls -A "${p#d:}")" ] || echo "visible=${p#d:}" ;;',
+    '  f:*) [ -z "$(head -c 1 "${p#f:}")" ] || echo "visible=${p#f:}" ;;',
+    '  m:*) echo masked=$(ls -A "${p#m:}" | wc -l) ;;',
+    "esac; done",
+    "true",
+  ].join("\n");
+  const procs = sandbox.pids === undefined ? "" : `${sandbox.pids.dir}/cgroup.procs`;
+  const checks = [
+    ...sandbox.hide.map((h) => `${h.kind === "dir" ? "d" : "f"}:${h.path}`),
+    ...(sandbox.mask ?? []).map((m) => `m:${m}`),
+  ];
+  const out = await new Deno.Command(sandbox.bwrap, {
+    args: sandboxArgs(sandbox, roots, roots[0] ?? "/", [
+      "/bin/sh",
+      "-c",
+      script,
+      "/bin/sh",
+      procs,
+      ...checks,
+    ]),
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    clearEnv: true,
+    env: { PATH: "/usr/bin:/bin:/usr/sbin:/sbin" },
+  }).output();
+  const text = new TextDecoder().decode(out.stdout);
+  if (!out.success) {
+    throw new Error(
+      `the trial command failed: ${new TextDecoder().decode(out.stderr).trim() || text}`,
+    );
+  }
+  const field = (name: string) => new RegExp(`^${name}[:=]\\s*(.*)$`, "m").exec(text)?.[1];
+  const exposedTops = new Set((sandbox.expose ?? []).map((p) => p.split("/")[2]));
+  const userns = field("userns");
+  const pidsMax = field("pidsmax");
+  return {
+    capEff: field("CapEff") ?? "unknown",
+    noNewPrivs: field("NoNewPrivs") === "1",
+    ...(userns === undefined ? {} : { userns: userns === "yes" }),
+    ...(pidsMax === undefined || pidsMax === "" ? {} : { pidsMax }),
+    visible: [...text.matchAll(/^visible=(.*)$/gm)].map((m) => m[1]!),
+    maskedEntries: [...text.matchAll(/^masked=(\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0) -
+      exposedTops.size,
+  };
+}
+
+/**
+ * Without the sandbox, makes this process non-dumpable (prctl PR_SET_DUMPABLE 0): its
+ * /proc/<pid>/environ, mem and fd then belong to root, so a command running as the same
+ * non-root user cannot read the provider key from them (removing the key from the
+ * environment does not help: Deno.env.delete leaves /proc/<pid>/environ as it was). Root
+ * (CAP_SYS_PTRACE) still can. Returns why it could not be done, if it could not.
+ */
+export function hideOwnEnvironment(): string | undefined {
+  try {
+    const libc = Deno.dlopen("libc.so.6", {
+      prctl: { parameters: ["i32", "u64", "u64", "u64", "u64"], result: "i32" },
+    });
+    try {
+      const PR_SET_DUMPABLE = 4;
+      return libc.symbols.prctl(PR_SET_DUMPABLE, 0n, 0n, 0n, 0n) === 0
+        ? undefined
+        : "prctl(PR_SET_DUMPABLE) failed";
+    } finally {
+      libc.close();
+    }
+  } catch (error) {
+    return (error as Error).message;
+  }
 }

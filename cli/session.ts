@@ -7,8 +7,9 @@
 import type { Message } from "../providers/types.ts";
 import type { ContextRecord } from "../agent/context.ts";
 import { openSessionStore, type SessionInfo } from "../agent/session_store.ts";
-import { sessionsPath } from "./agent_setup.ts";
-import { loadConfig } from "./config.ts";
+import { openUndoStore } from "../agent/undo_store.ts";
+import { sessionsPath, undoMaxBytes } from "./agent_setup.ts";
+import { type Config, loadConfig } from "./config.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import type { GlobalFlags } from "./options.ts";
 import { writeStdout } from "./output.ts";
@@ -115,8 +116,11 @@ export function listing(sessions: readonly SessionInfo[], now: number): string {
   ).join("");
 }
 
-async function open(flags: SessionFlags) {
-  return openSessionStore(sessionsPath(await loadConfig(flags.config)));
+/** Removes a session's undo data (and the file copies nothing else needs). */
+async function deleteUndoData(config: Config, id: string): Promise<void> {
+  const undo = openUndoStore(config.stateDir, { maxBytes: undoMaxBytes(config) });
+  using _lock = await undo.lock();
+  undo.deleteSession(id);
 }
 
 /** Runs `session ACTION [ID]` and returns the exit code. */
@@ -131,7 +135,8 @@ export async function sessionCommand(
     );
   }
   if (action !== "list" && id === undefined) throw new UsageError(`session ${action}: missing ID`);
-  using store = await open(flags);
+  const config = await loadConfig(flags.config);
+  using store = openSessionStore(sessionsPath(config));
   if (action === "list") {
     const sessions = store.list();
     if (flags.json) await writeStdout(JSON.stringify(sessions) + "\n");
@@ -146,6 +151,7 @@ export async function sessionCommand(
   }
   if (action === "delete") {
     store.delete(found.id);
+    await deleteUndoData(config, found.id);
     await writeStdout(`deleted ${found.id}\n`);
     return EXIT.ok;
   }

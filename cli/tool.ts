@@ -102,7 +102,11 @@ export async function toolCommand(
       {
         registry,
         host,
-        approver: createApprover(policy, { resolvePath: resolveReal }),
+        approver: createApprover(policy, {
+          resolvePath: resolveReal,
+          workspace: context.workspace,
+          protectedPaths: config.protectedPaths,
+        }),
         audit: createAuditFile(join(config.stateDir, "audit.jsonl"), {
           secrets: Object.entries(Deno.env.toObject())
             .filter(([key]) => !(key in context.env)).map(([, value]) => value),

@@ -1,8 +1,9 @@
 /**
- * The README's quick start, run as a new user would: in a fresh copy of the repository, the
- * block's own command lines, with only the model server swapped for the loopback fake
- * OpenAI-compatible one. `doctor` must pass, and `chat` (in a real pseudo-terminal) must get
- * from a typed request to an edited file after one `y`.
+ * The README's quick start, run as a new user would: in a fresh copy of the repository, with
+ * a home of its own, the block's own lines — `deno task install`, the PATH export, `chat` —
+ * with only the model server swapped for the loopback fake OpenAI-compatible one. The
+ * installed `rousseau` must pass the `doctor` line the README names, and `chat` (in a real
+ * pseudo-terminal) must get from a typed request to an edited file after one `y`.
  */
 
 import { dirname, join } from "node:path";
@@ -40,10 +41,20 @@ async function freshCopy(): Promise<string> {
   return target;
 }
 
-function userEnv(home: string, baseUrl: string): Record<string, string> {
-  const { INIT_CWD: _, NO_COLOR: _c, TMUX: _t, TMUX_PANE: _p, ...rest } = Deno.env.toObject();
+/** Deno's cache as this process uses it, so the new home does not download every package. */
+async function denoDir(): Promise<string> {
+  const out = await new Deno.Command(Deno.execPath(), { args: ["info", "--json"], stdout: "piped" })
+    .output();
+  return JSON.parse(decoder.decode(out.stdout)).denoDir;
+}
+
+async function userEnv(home: string, baseUrl: string): Promise<Record<string, string>> {
+  const { INIT_CWD: _, NO_COLOR: _c, TMUX: _t, TMUX_PANE: _p, DENO_INSTALL_ROOT: _d, ...rest } =
+    Deno.env.toObject();
   return {
     ...rest,
+    HOME: home,
+    DENO_DIR: await denoDir(),
     XDG_CONFIG_HOME: join(home, "config"),
     XDG_DATA_HOME: join(home, "data"),
     ANTHROPIC_API_KEY: "",
@@ -54,14 +65,21 @@ function userEnv(home: string, baseUrl: string): Record<string, string> {
   };
 }
 
-Deno.test("README quick start: doctor passes and chat edits a file, in a fresh copy", async () => {
+Deno.test("README quick start: install, doctor passes and chat edits a file, in a fresh copy", async () => {
   const lines = await quickStart();
   const exports = lines.filter((line) => line.startsWith("export "));
   const commands = lines.filter((line) => !line.startsWith("export "));
-  assertEquals(exports.map((line) => line.split("=")[0]), ["export OPENAI_BASE_URL"]);
-  assertEquals(commands.length, 2, lines.join("\n"));
-  assert(commands[0]!.endsWith(" doctor"), commands[0]);
-  assert(commands[1]!.endsWith(" chat"), commands[1]);
+  assertEquals(exports.map((line) => line.split("=")[0]), [
+    "export PATH",
+    "export OPENAI_BASE_URL",
+  ]);
+  // From a fresh clone: one command to install, one to chat.
+  assertEquals(commands, ["deno task install", "rousseau --provider openai --model qwen3 chat"]);
+  const readme = await Deno.readTextFile(join(REPO, "README.md"));
+  const doctorLine = "rousseau --provider openai --model qwen3 doctor";
+  assertStringIncludes(readme, "`" + doctorLine + "`");
+  // The PATH line runs as written; the base URL is the fake's (the environment has it).
+  const prelude = exports.filter((line) => line.startsWith("export PATH=")).join("\n");
 
   const clone = await freshCopy();
   const home = await Deno.makeTempDir({ prefix: "rousseau-home-" });
@@ -73,7 +91,7 @@ Deno.test("README quick start: doctor passes and chat edits a file, in a fresh c
     },
     { text: "Created hello.txt." },
   ]);
-  const env = userEnv(home, server.url);
+  const env = await userEnv(home, server.url);
   const socket = join(home, "tmux.sock");
   const tmux = (...args: string[]) =>
     new Deno.Command("tmux", {
@@ -84,8 +102,17 @@ Deno.test("README quick start: doctor passes and chat edits a file, in a fresh c
     })
       .output();
   try {
-    const doctor = await new Deno.Command("sh", {
+    const install = await new Deno.Command("sh", {
       args: ["-c", commands[0]!],
+      cwd: clone,
+      env,
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assertEquals(install.code, 0, decoder.decode(install.stderr));
+    const doctor = await new Deno.Command("sh", {
+      args: ["-c", `${prelude}\n${doctorLine}`],
       cwd: clone,
       env,
       clearEnv: true,
@@ -112,7 +139,7 @@ Deno.test("README quick start: doctor passes and chat edits a file, in a fresh c
       clone,
       "sh",
       "-c",
-      `${commands[1]!}\necho "$?" > ${JSON.stringify(statusFile)}`,
+      `${prelude}\n${commands[1]!}\necho "$?" > ${JSON.stringify(statusFile)}`,
     );
     assert(started.success, "tmux did not start");
     const screen = async () =>

@@ -3,10 +3,10 @@
  * in use, the config directory and the state directory are never read by any tool; grep
  * skips them silently).
  *
- * The list comes from the workspace's `protected` field (the walls-tools change adds it to
- * the `Workspace` type and a check to `_workspace.ts`). Until then it is read structurally,
- * so grep already honours it wherever the field is set; `protectedPathsOf` is the one place
- * to point at the shared check.
+ * The list is the workspace's `protected` field. Every file grep reads still goes through
+ * `_workspace.ts`'s confined open, which refuses protected files by path and by identity;
+ * this module is the walk's cheap prefilter, so protected directories are never entered and
+ * their names never compared per file.
  *
  * @module
  */
@@ -14,15 +14,12 @@
 import { resolveRealSync } from "./_workspace.ts";
 import type { Workspace } from "./types.ts";
 
-/** A workspace that may name protected paths. */
-type WithProtected = Workspace & { readonly protected?: readonly string[] };
-
 /**
  * The protected paths of `workspace`, each as given and as resolved (symlinks followed where
  * they exist and may be looked at), so a walk over real paths meets them either way.
  */
 export function protectedPathsOf(workspace: Workspace): readonly string[] {
-  const listed = (workspace as WithProtected).protected ?? [];
+  const listed = workspace.protected ?? [];
   const out = new Set<string>();
   for (const path of listed) {
     out.add(path);

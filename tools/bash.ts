@@ -1,12 +1,17 @@
 /**
  * bash: `/bin/sh -c <command>` in the first workspace root, output captured and capped.
  *
- * The shell leads a new session, so its whole process group (background children
- * included) is killed on timeout, on cancellation, and when the shell exits: nothing the
- * command started outlives the call. The session comes from `setsid(1)`, exec'd by the
- * first shell, where it is installed; the runtime's own `detached` is the fallback, since
- * it forks the whole runtime process (page tables included: milliseconds per call in a
- * process of 100 MiB) where a plain spawn does not.
+ * The shell leads a new session. On timeout, on cancellation and when the shell exits,
+ * everything the command started is killed: under bwrap by ending its PID namespace (nothing
+ * escapes that); without a sandbox by killing the shell's process group, its session and
+ * every process descended from it that is still found under it. Unsandboxed, a process that
+ * leaves the session and whose parent has already exited (`setsid cmd &` once the shell is
+ * gone, a double fork) is no longer anyone's descendant and can outlive the call: only the
+ * sandbox closes that.
+ *
+ * The session comes from `setsid(1)`, exec'd by the first shell, where it is installed; the
+ * runtime's own `detached` is the fallback, since it forks the whole runtime process (page
+ * tables included: milliseconds per call in a process of 100 MiB) where a plain spawn does not.
  *
  * @module
  */
@@ -14,7 +19,7 @@
 import { defineTool, ToolError } from "./define.ts";
 import { parseFields, requireNonEmpty } from "./_input.ts";
 import { HeadTail } from "./_truncate.ts";
-import { sandboxArgs } from "./_sandbox.ts";
+import { CGROUP_PROCS, type Sandbox, sandboxArgs } from "./_sandbox.ts";
 import { formatDuration } from "./_duration.ts";
 import { DEFAULT_BASH_MAX_OUTPUT_BYTES, DEFAULT_BASH_TIMEOUT_MS } from "./limits.ts";
 import type { Tool, ToolContext } from "./types.ts";
@@ -124,10 +129,45 @@ export function createBashTool(): Tool<BashInput> {
 }
 
 /**
+ * Kills, unsandboxed, the session and process group led by the shell (`$1`) and every
+ * process descended from the shell or from one of them. Each pass stops (SIGSTOP) what it
+ * finds, so nothing can fork or be orphaned while the tree is collected; passes repeat until
+ * one finds nothing new; then everything collected is killed. Run by `/bin/sh` with
+ * builtins only: it needs nothing but the run grant the tool worker already has, and no `ps`.
+ */
+const KILL_SESSION = `
+sid=$1
+tree=" "
+all=
+pass=0
+while [ $pass -lt 50 ]; do
+  new=
+  for d in /proc/[0-9]*; do
+    pid=\${d#/proc/}
+    case "$tree" in *" $pid "*) continue ;; esac
+    read -r s < "$d/stat" || continue
+    s=\${s##*) }
+    set -- $s
+    [ "$1" = Z ] && continue
+    case "$tree" in *" $2 "*) ;; *) [ "$pid" = "$sid" ] || [ "$3" = "$sid" ] || [ "$4" = "$sid" ] || continue ;; esac
+    tree="$tree$pid "
+    new="$new $pid"
+  done 2>/dev/null
+  [ -z "$new" ] && break
+  kill -STOP $new 2>/dev/null
+  all="$all$new"
+  pass=$((pass + 1))
+done
+kill -9 $all 2>/dev/null
+kill -9 -$sid 2>/dev/null
+exit 0`;
+
+/**
  * Kills everything the command started. Sandboxed, killing bwrap tears down its PID
- * namespace. Otherwise the shell's process group is killed: directly where the runtime
- * allows it, else (in the tool worker, whose run grant is only `/bin/sh`: `Deno.kill`
- * needs an unscoped one) through a one-line shell.
+ * namespace. Otherwise the session script above runs first, while the shell may still be
+ * alive to hold its children; then the group is killed directly where the runtime allows it
+ * (in the tool worker, whose run grant is only `/bin/sh`, `Deno.kill` and reading /proc
+ * are not allowed: the script did it).
  */
 async function killAll(child: Deno.ChildProcess, sandboxed: boolean): Promise<void> {
   if (sandboxed) {
@@ -138,24 +178,18 @@ async function killAll(child: Deno.ChildProcess, sandboxed: boolean): Promise<vo
     }
     return;
   }
-  try {
-    Deno.kill(-child.pid, "SIGKILL");
-    return;
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotCapable)) return; // the group is already gone
-  }
-  try {
-    child.kill("SIGKILL");
-  } catch {
-    // the shell is already gone; its group may not be
-  }
   await new Deno.Command(SHELL, {
-    args: ["-c", 'kill -9 -"$1" 2>/dev/null; exit 0', SHELL, String(child.pid)],
+    args: ["-c", KILL_SESSION, SHELL, String(child.pid)],
     stdin: "null",
     stdout: "null",
     stderr: "null",
     clearEnv: true,
   }).output().catch(() => {});
+  try {
+    Deno.kill(-child.pid, "SIGKILL");
+  } catch {
+    // the group is gone, or not ours to signal here
+  }
 }
 
 function withLine(output: string, line: string): string {
@@ -209,13 +243,26 @@ function findSetsid(): Promise<string | undefined> {
 
 /**
  * The argv that runs `command`: `/bin/sh` joins stderr to stdout, so both arrive in write
- * order on one pipe, then becomes (through `setsid` when given: same pid, a new session)
- * `/bin/sh -c <command>`, whose line numbers are the command's.
+ * order on one pipe, joins the pids cgroup when there is one (failing the call if it cannot:
+ * a limit that silently does not apply is worse than none), then becomes (through `setsid`
+ * when given: same pid, a new session) `/bin/sh -c <command>`, whose line numbers are the
+ * command's.
  */
-function shellArgv(command: string, setsid: string | undefined): string[] {
-  return setsid === undefined
-    ? [SHELL, "-c", 'exec 2>&1; exec "$0" -c -- "$1"', SHELL, command]
-    : [SHELL, "-c", 'exec 2>&1; exec "$0" "$1" -c -- "$2"', setsid, SHELL, command];
+function shellArgv(command: string, setsid: string | undefined, sandbox?: Sandbox): string[] {
+  const exec = setsid === undefined ? 'exec "$0" -c -- "$1"' : 'exec "$2" "$0" -c -- "$1"';
+  const join = sandbox?.pids === undefined
+    ? ""
+    : '{ echo $$ > "$3"; } 2>/dev/null || { echo "bash: cannot join the process-limit cgroup ' +
+      '$3"; exit 125; }; ';
+  return [
+    SHELL,
+    "-c",
+    `exec 2>&1; ${join}${exec}`,
+    SHELL,
+    command,
+    setsid ?? "",
+    sandbox?.pids === undefined ? "" : `${sandbox.pids.dir}/${CGROUP_PROCS}`,
+  ];
 }
 
 async function runCommand({ command }: BashInput, context: ToolContext): Promise<string> {
@@ -226,7 +273,7 @@ async function runCommand({ command }: BashInput, context: ToolContext): Promise
   // signals away, as `detached` does.
   const setsid = sandbox === undefined ? await findSetsid() : undefined;
   signal.throwIfAborted();
-  const shell = shellArgv(command, setsid);
+  const shell = shellArgv(command, setsid, sandbox);
   const child = new Deno.Command(sandbox?.bwrap ?? SHELL, {
     args: sandbox ? sandboxArgs(sandbox, workspace.roots, cwd, shell) : shell.slice(1),
     cwd,

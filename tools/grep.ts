@@ -24,7 +24,14 @@ import { RE2JS } from "re2js";
 import { defineTool, ToolError } from "./define.ts";
 import { parseFields, requireAbsolute, requireNonEmpty } from "./_input.ts";
 import { pathError } from "./_os_error.ts";
-import { confine, isInside, openConfinedSync, READ_FLAGS } from "./_workspace.ts";
+import {
+  confine,
+  isInside,
+  isProtected,
+  openConfinedSync,
+  protectedError,
+  READ_FLAGS,
+} from "./_workspace.ts";
 import { compileGlob, GlobSyntaxError } from "./_glob.ts";
 import { NeedleFinder, needlesOf } from "./_grep_needles.ts";
 import {
@@ -631,9 +638,7 @@ async function grep(input: GrepInput, context: ToolContext): Promise<string> {
   // rousseau's own files: a root among them is refused, like every tool refuses them; below
   // the root they are skipped silently.
   const guard = protectedPathsOf(workspace);
-  if (isProtectedPath(guard, real)) {
-    throw new ToolError(NAME, `${NAME}: ${input.path} is rousseau's own configuration or state`);
-  }
+  if (isProtected(workspace, real, true)) throw protectedError(NAME, input.path);
   let info: Deno.FileInfo;
   try {
     info = await Deno.stat(real);

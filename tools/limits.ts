@@ -18,6 +18,8 @@ export const DEFAULT_GREP_MAX_FILE_BYTES = 4 * 1024 * 1024;
 export const DEFAULT_BASH_TIMEOUT_MS = 60_000;
 /** bash: output bytes kept (first and last halves). */
 export const DEFAULT_BASH_MAX_OUTPUT_BYTES = 131_072;
+/** bash: processes (threads included) a sandboxed command may have (a pids cgroup). */
+export const DEFAULT_BASH_MAX_PROCESSES = 512;
 /** grep: characters of one row's text before it is cut with `…`. */
 export const GREP_MAX_LINE_CHARS = 2000;
 /** read, edit, grep: bytes sniffed for a NUL to tell binary from text. */

@@ -27,4 +27,10 @@ export {
   type WorkerHostOptions,
   type WorkerPermissions,
 } from "./worker_host.ts";
-export { DEFAULT_HIDDEN, type HiddenPath, type Sandbox, sandboxArgs } from "./_sandbox.ts";
+export {
+  DEFAULT_HIDDEN,
+  type HiddenPath,
+  type PidsLimit,
+  type Sandbox,
+  sandboxArgs,
+} from "./_sandbox.ts";

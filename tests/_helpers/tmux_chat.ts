@@ -15,9 +15,11 @@ import type { TmpWorkspace } from "./tmp_workspace.ts";
 /** How long any one wait may take before the test fails, showing the screen. */
 export const WAIT_LIMIT_MS = 60_000;
 const POLL_MS = 100;
-/** The approval prompt's choices line (approver/prompt.ts). */
-export const CHOICES = "[y] allow once  [a] allow bash for this session  [n] deny  " +
-  "[r] deny and tell the model why";
+/** The approval prompt's choices line (approver/prompt.ts) for a call `a` would grant. */
+export function choices(grant: string): string {
+  return `[y] allow once  [a] allow ${grant} for this session  [n] deny  ` +
+    "[r] deny and tell the model why";
+}
 
 const decoder = new TextDecoder();
 

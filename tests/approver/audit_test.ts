@@ -533,6 +533,18 @@ Deno.test("audit: a writer keeps the evidence when the log and its head disagree
   });
 });
 
+Deno.test("audit: a symlink left under the head's temporary name is not written through", async () => {
+  await using tmp = await tempDir();
+  const path = join(tmp.path, "audit.jsonl");
+  const victim = join(tmp.path, "victim.txt");
+  await Deno.writeTextFile(victim, "untouched");
+  await Deno.symlink(victim, `${path}.head.tmp`);
+  await createAuditFile(path).record(event(1));
+  assertEquals(await Deno.readTextFile(victim), "untouched");
+  const snapshot = await readAuditLog(path);
+  assertEquals(verifyHead(snapshot.text!, snapshot.head, "h"), undefined);
+});
+
 Deno.test("audit: concurrent writers leave a head that matches the log", async () => {
   await using tmp = await tempDir();
   const path = join(tmp.path, "audit.jsonl");

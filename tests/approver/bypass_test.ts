@@ -193,7 +193,8 @@ const ATTEMPTS: readonly Attempt[] = [
     name: "function shadowing git",
     command: "git() { rm -rf x; }; git status",
     by: "deny[0]",
-    twin: "ls() { git status; }; ls",
+    // No twin: defining a function is never allowed by `command` rules (spec, "What an allow
+    // grants"), so `ls() { git status; }; ls` is not allowed either.
   },
   { name: "function body in a subshell", command: "f() (rm -rf x); f", by: "deny[0]" },
   { name: "alias shadowing ls", command: "alias ls='rm -rf x'\nls", by: "default" },
@@ -207,13 +208,15 @@ const ATTEMPTS: readonly Attempt[] = [
   {
     name: "ANSI-C quote $'\\'' hiding ; rm from a POSIX parse",
     command: "ls $'\\'' ; rm -rf x # '",
-    by: "default",
+    // The line is also read as bash reads it, so the rm rule sees the rm.
+    by: "deny[0]",
   },
   { name: 'locale quote $"..."', command: 'ls $"x" ; rm -rf x', by: "deny[0]" },
   { name: "process substitution <(rm)", command: "cat <(rm -rf x)", by: "deny[0]" },
   { name: "here-string with $(rm)", command: 'cat <<< "$(rm -rf x)"', by: "deny[0]" },
   { name: "unbalanced line hiding rm", command: "ls && (rm -rf x", by: "deny[0]" },
-  { name: "brace expansion {rm,-rf,x}", command: "{rm,-rf,x}", by: "default" },
+  // Deny rules also see bash's brace expansion.
+  { name: "brace expansion {rm,-rf,x}", command: "{rm,-rf,x}", by: "deny[0]" },
   { name: "glob as the program /bin/r?", command: "/bin/r? -rf x", by: "default" },
 ];
 

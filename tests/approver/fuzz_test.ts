@@ -5,8 +5,8 @@
  * so the property can fail both ways.
  */
 
-import { createApprover, type PolicyConfig } from "../../approver/mod.ts";
-import { assert, assertEquals } from "../_helpers/assert.ts";
+import { createApprover, type PolicyConfig, splitCommands } from "../../approver/mod.ts";
+import { assert, assertEquals, assertMatch } from "../_helpers/assert.ts";
 import { prng } from "../_helpers/prng.ts";
 
 const SEED = 0x5eed_2024;
@@ -181,4 +181,190 @@ Deno.test("fuzz: the generator is deterministic", () => {
   const b = prng(SEED);
   const lines = (r: Random) => Array.from({ length: 20 }, () => line(r, 0, false).text);
   assertEquals(lines(a), lines(b));
+});
+
+/** The allow list of the parser-bypass suite. */
+const LOOKING: PolicyConfig = {
+  mode: "pattern",
+  allow: [{ tool: "bash", command: "^(ls|cat|echo|grep|git status)( |$)" }],
+  default: "deny",
+};
+const ALLOWED_PROGRAMS = new Set(["ls", "cat", "grep", "git"]);
+
+/** Lines to mutate: harmless ones and attacks, with the characters the shell treats specially. */
+const SEEDS: readonly string[] = [
+  "ls -la src 2>/dev/null",
+  "echo \"a && touch x\" 'b; touch y'",
+  "cat <<E\nbody $(touch h)\nE\nls",
+  "cat <<'E'\n$(touch q)\nE",
+  'echo "$\\\n(touch c)"',
+  "ls \\\n -la; git status",
+  "echo `touch b` ${x:-$(touch p)}",
+  "if ls; then cat f; else grep x f; fi",
+  "for i in a b; do ls $i; done",
+  "case a in a) ls;; *) touch z;; esac",
+  "(ls; (cat f)) | grep x || echo no",
+  "ls # touch c\ngit status",
+  "echo $((1 + 2)) $'x' \"\\$y\"",
+  "x=1 ls; touch w",
+];
+const NOISE = " \t\n\\\"'$(){}`;|<>#*?[]=!~-acehlostu1\r";
+
+function mutate(random: Random, line: string): string {
+  let out = line;
+  const edits = 1 + Math.floor(random() * 4);
+  for (let i = 0; i < edits; i++) {
+    const at = Math.floor(random() * (out.length + 1));
+    switch (Math.floor(random() * 4)) {
+      case 0:
+        out = out.slice(0, at) + pick(random, [...NOISE]) + out.slice(at);
+        break;
+      case 1:
+        out = out.slice(0, at) + out.slice(at + 1);
+        break;
+      case 2: {
+        const end = Math.min(out.length, at + 1 + Math.floor(random() * 8));
+        out = out.slice(0, end) + out.slice(at, end) + out.slice(end);
+        break;
+      }
+      default:
+        out = out.slice(0, at) + pick(random, SEEDS) + out.slice(at);
+    }
+  }
+  return out;
+}
+
+const MUTATIONS = 600;
+
+Deno.test(`fuzz: ${MUTATIONS} mutated lines never crash the check, and an allowed one runs only allowed programs in sh`, async () => {
+  const random = prng(SEED ^ 0x5151);
+  const approver = createApprover(LOOKING);
+  const dir = await Deno.makeTempDir({ prefix: "rousseau-fuzz-" });
+  try {
+    const bin = `${dir}/bin`;
+    await Deno.mkdir(bin);
+    for (const name of [...ALLOWED_PROGRAMS, "touch", "rm", "sh", "x", "f", "w", "z"]) {
+      await Deno.writeTextFile(
+        `${bin}/${name}`,
+        // Stubs fail, so no `while ls` loops forever.
+        `#!/bin/sh\nprintf '%s\\n' "\${0##*/}" >>"$STUB_LOG"\nexit 1\n`,
+        { mode: 0o755 },
+      );
+    }
+    const log = `${dir}/log`;
+    let allowed = 0;
+    for (let i = 0; i < MUTATIONS; i++) {
+      const command = mutate(random, pick(random, SEEDS));
+      const decision = await approver.approve({ tool: "bash", input: { command } });
+      assert(["allow", "deny"].includes(decision.decision), JSON.stringify(decision));
+      // Background jobs are not run: a stub could outlive the shell.
+      if (decision.decision !== "allow" || /(^|[^&])&([^&]|$)/.test(command)) continue;
+      allowed++;
+      await Deno.writeTextFile(log, "");
+      await new Deno.Command("/bin/sh", {
+        args: ["-c", command],
+        cwd: dir,
+        clearEnv: true,
+        env: { PATH: bin, STUB_LOG: log },
+        stdin: "null",
+        stdout: "null",
+        stderr: "null",
+        // A guard against a line that never ends, not a timing assertion.
+        signal: AbortSignal.timeout(20_000),
+      }).output();
+      const ran = (await Deno.readTextFile(log)).split("\n").filter(Boolean);
+      const outside = ran.filter((name) => !ALLOWED_PROGRAMS.has(name));
+      assertEquals(outside, [], `case ${i}: allowed ${JSON.stringify(command)} ran ${outside}`);
+    }
+    // Both verdicts occur: the property is not vacuous.
+    assert(allowed > 50 && allowed < MUTATIONS, `${allowed} of ${MUTATIONS} allowed`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** Inputs built to be expensive, with what the check must say about each. */
+const BOMBS: ReadonlyArray<readonly [string, () => string, RegExp | undefined]> = [
+  [
+    "$( nested 10,000 deep",
+    () => "echo " + "$(".repeat(10_000) + "x" + ")".repeat(10_000),
+    /nested more than 100 levels deep/,
+  ],
+  [
+    "( nested 20,000 deep",
+    () => "(".repeat(20_000) + "ls" + ")".repeat(20_000),
+    /nested more than 100 levels deep/,
+  ],
+  [
+    "${x:- nested 10,000 deep",
+    () => "echo " + "${x:-".repeat(10_000) + "}".repeat(10_000),
+    /nested more than 100 levels deep/,
+  ],
+  ["`\\` backquotes nested 14 deep", () => {
+    let line = "ls";
+    for (let i = 0; i < 14; i++) line = "echo `" + line.replace(/[\\`$]/g, "\\$&") + "`";
+    return line;
+  }, undefined],
+  [
+    "if nested 4,000 deep",
+    () => "if true; then ".repeat(4_000),
+    /nested more than 100 levels deep/,
+  ],
+  [
+    "$(( with 20,000 parentheses",
+    () => "echo $((" + "(".repeat(20_000) + "1" + ")".repeat(20_000) + "))",
+    undefined,
+  ],
+  ["20,000 commands", () => "ls;".repeat(20_000), /too many commands to check \(more than 2048\)/],
+  ["5,000 here-documents", () => "cat <<E\nx\nE\n".repeat(5_000), /too many commands to check/],
+  [
+    "8,000 here-documents on one line",
+    () => "cat" + " <<E".repeat(8_000) + "\n" + "x\nE\n".repeat(8_000),
+    undefined,
+  ],
+  ["a brace list of 30,000 items", () => "echo {" + "a,".repeat(30_000) + "b}", undefined],
+  ["30,000 words", () => "ls " + "a ".repeat(30_000), /too many words to check \(more than 8192\)/],
+  ["13,000 nested wrappers", () => "nice ".repeat(13_000) + "rm", /too many words to check/],
+  ["eval 13,000 times", () => "eval ".repeat(13_000) + "ls", /too many words to check/],
+  ["sh -c nested 12 deep", () => {
+    let line = "rm x";
+    for (let i = 0; i < 12; i++) line = `sh -c ${JSON.stringify(line)}`;
+    return line;
+  }, undefined],
+  ["just under 64 KiB of one quoted word", () => "echo '" + "a".repeat(65_528) + "'", undefined],
+  ["just under 64 KiB of continuations", () => "ls " + "\\\n".repeat(32_765), undefined],
+];
+
+Deno.test("fuzz: expensive inputs are bounded by structure (nesting, commands, words)", async (t) => {
+  const approver = createApprover(LOOKING);
+  for (const [name, make, error] of BOMBS) {
+    await t.step(name, async () => {
+      const command = make();
+      assert(new TextEncoder().encode(command).length <= 65_536, `${name} is under the limit`);
+      const split = await splitCommands(command);
+      if (error === undefined) assertEquals(split.error, undefined);
+      else assertMatch(split.error ?? "", error);
+      const decision = await approver.approve({ tool: "bash", input: { command } });
+      // A line the parser gave up on is never allowed; the others get their usual verdict.
+      if (error !== undefined) assertEquals(decision.decision, "deny", JSON.stringify(decision));
+    });
+  }
+});
+
+Deno.test("fuzz: a line over 64 KiB is denied with the limit's reason, up to 6 MB", async () => {
+  const approver = createApprover({ ...LOOKING, default: "allow" });
+  for (const bytes of [65_537, 600_000, 6_000_000]) {
+    const command = "ls " + "a".repeat(bytes - 3);
+    assertEquals(await approver.approve({ tool: "bash", input: { command } }), {
+      decision: "deny",
+      reason: `command too long to check (${bytes} bytes; the limit is 65536)`,
+      rule: "limit",
+    });
+  }
+  // Exactly the limit is checked as usual.
+  const at = "ls " + "a".repeat(65_533);
+  assertEquals(
+    (await approver.approve({ tool: "bash", input: { command: at } })).decision,
+    "allow",
+  );
 });

@@ -85,18 +85,114 @@ Deno.test("prompt: answers", async (t) => {
   });
 });
 
-Deno.test("prompt: a allows and is remembered for that tool only", async () => {
-  const io = script(["a", "n"]);
+Deno.test("prompt: a grants the program and subcommand, not the whole tool", async () => {
+  const io = script(["a", "n", "n"]);
   const operator = createPromptOperator(io);
   assertEquals(await operator(BASH, ASK), true);
   assertEquals(io.reads, 1);
+  assertEquals(operator.grants().map((g) => [g.tool, g.what]), [["bash", "git push"]]);
   const written = io.written.length;
-  assertEquals(await operator({ tool: "bash", input: { command: "git push -f" } }, ASK), true);
-  assertEquals(io.reads, 1, "not asked again for bash");
-  assertEquals(io.written.length, written, "nothing shown again for bash");
+  // The grant is judged as an allow rule: git push with other words is granted...
+  assertEquals(await operator({ tool: "bash", input: { command: "git push origin" } }, ASK), true);
+  assertEquals(io.reads, 1, "not asked again for git push");
+  assertEquals(io.written.length, written, "nothing shown again for git push");
+  // ...another subcommand, another line around it, or another tool is not.
+  assertEquals(
+    await operator({ tool: "bash", input: { command: "git push; rm -rf x" } }, ASK),
+    "denied by the operator",
+  );
+  assertEquals(io.reads, 2, "a line with more than the grant is asked");
   const write = { tool: "write", input: { path: "/a", content: "x" } };
   assertEquals(await operator(write, ASK), "denied by the operator");
-  assertEquals(io.reads, 2, "other tools are still asked");
+  assertEquals(io.reads, 3, "other tools are still asked");
+});
+
+Deno.test("prompt: session grants", async (t) => {
+  const cases: Array<
+    [string, ApprovalRequest, string, string[][], ApprovalRequest[], ApprovalRequest[]]
+  > = [
+    [
+      "bash: each command's program and subcommand",
+      { tool: "bash", input: { command: "npm test && make check" } },
+      "[a] allow npm test, make check for this session",
+      [["bash", "npm test"], ["bash", "make check"]],
+      [
+        { tool: "bash", input: { command: "npm test -- --watch=false" } },
+        { tool: "bash", input: { command: "make check" } },
+      ],
+      [
+        { tool: "bash", input: { command: "npm install" } },
+        { tool: "bash", input: { command: "make check > out" } },
+        { tool: "bash", input: { command: "make check; make clean" } },
+        { tool: "bash", input: { command: "npm() { rm -rf x; }; npm test" } },
+      ],
+    ],
+    [
+      "bash: a program with options only is granted with options",
+      { tool: "bash", input: { command: "ls -la" } },
+      "[a] allow ls for this session",
+      [["bash", "ls"]],
+      [{ tool: "bash", input: { command: "ls -l src" } }],
+      [{ tool: "bash", input: { command: "lsof" } }, {
+        tool: "bash",
+        input: { command: "ls $(rm x)" },
+      }],
+    ],
+    [
+      "bash: options before the subcommand grant only that command",
+      { tool: "bash", input: { command: "git --no-pager status" } },
+      "[a] allow git --no-pager status for this session",
+      [["bash", "git --no-pager status"]],
+      [{ tool: "bash", input: { command: "git --no-pager status" } }],
+      [{ tool: "bash", input: { command: "git --no-pager status --porcelain" } }, {
+        tool: "bash",
+        input: { command: "git --no-pager push" },
+      }],
+    ],
+    [
+      "write: that file, for write and edit",
+      { tool: "write", input: { path: "/srv/a.txt", content: "x" } },
+      "[a] allow changes to /srv/a.txt for this session",
+      [["write", "/srv/a.txt"], ["edit", "/srv/a.txt"]],
+      [
+        { tool: "write", input: { path: "/srv/a.txt", content: "y" } },
+        { tool: "edit", input: { path: "/srv/a.txt", "old_string": "y", "new_string": "z" } },
+      ],
+      [
+        { tool: "write", input: { path: "/srv/b.txt", content: "y" } },
+        { tool: "write", input: { path: "/srv/a.txt.bak", content: "y" } },
+      ],
+    ],
+  ];
+  for (const [name, first, label, grants, granted, asked] of cases) {
+    await t.step(name, async () => {
+      const io = script(["a", ...asked.map(() => "n")]);
+      const operator = createPromptOperator(io);
+      assertEquals(await operator(first, ASK), true);
+      assertStringIncludes(io.written[0]!, label);
+      assertEquals(operator.grants().map((g) => [g.tool, g.what]), grants);
+      for (const request of granted) {
+        assertEquals(await operator(request, ASK), true, JSON.stringify(request));
+      }
+      assertEquals(io.reads, 1, "granted calls are not asked");
+      for (const request of asked) {
+        assertEquals(
+          await operator(request, ASK),
+          "denied by the operator",
+          JSON.stringify(request),
+        );
+      }
+      assertEquals(io.reads, 1 + asked.length, "other calls are asked");
+    });
+  }
+  await t.step("a line with nothing to name offers no a", async () => {
+    const io = script(["a", "y"]);
+    const operator = createPromptOperator(io);
+    assertEquals(await operator({ tool: "bash", input: { command: "$CMD x" } }, ASK), true);
+    assert(!io.written[0]!.includes("[a]"), io.written[0]);
+    assertEquals(io.written[1], "please answer y, n or r\n> ");
+    assertEquals(operator.grants(), []);
+  });
 });
 
 Deno.test("prompt: each operator remembers on its own (one per session)", async () => {
@@ -112,7 +208,7 @@ Deno.test("prompt: shows the tool, the reason, the call and the choices", async 
   await createPromptOperator(io)(BASH, { ...ASK, reason: "pushes need a person" });
   assertEquals(io.written, [
     "\nbash needs approval (pushes need a person)\n$ git push\n" +
-    "[y] allow once  [a] allow bash for this session  [n] deny  " +
+    "[y] allow once  [a] allow git push for this session  [n] deny  " +
     "[r] deny and tell the model why\n> ",
   ]);
 });

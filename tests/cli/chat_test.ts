@@ -11,7 +11,7 @@ import { survivors, waitForProcess } from "../_helpers/processes.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 import {
   after,
-  CHOICES,
+  choices,
   openChat,
   toolResults,
   userTexts,
@@ -31,7 +31,7 @@ Deno.test("chat: an approved bash call shows the prompt, the tool line, the resu
   assertEquals(header[2], "Type a task, /help for commands, Ctrl+D to leave.");
 
   await chat.line("say hi");
-  await chat.waitFor(CHOICES);
+  await chat.waitFor(choices("echo hi"));
   await chat.keys("y", "Enter");
   const lines = await chat.waitForPrompt(2);
   const turn = after(lines, "› say hi");
@@ -40,7 +40,7 @@ Deno.test("chat: an approved bash call shows the prompt, the tool line, the resu
     "",
     "bash needs approval",
     "$ echo hi",
-    CHOICES,
+    choices("echo hi"),
     "> y",
     "→ bash  echo hi",
   ]);
@@ -110,7 +110,7 @@ Deno.test("chat: a denial with a reason reaches the model as an error result", a
 
   await t.step("r, then the reason at its own prompt", async () => {
     await chat.line("clean the build");
-    await chat.waitFor(CHOICES);
+    await chat.waitFor(choices("rm -rf build"));
     await chat.line("r");
     await chat.waitFor("reason:");
     await chat.line("Keep The Cache");
@@ -124,25 +124,39 @@ Deno.test("chat: a denial with a reason reaches the model as an error result", a
   });
 });
 
-Deno.test("chat: a allows the tool for the rest of the session", async () => {
+Deno.test("chat: a grants the program and subcommand for the session; /approver lists it", async () => {
   await using ws = await tmpWorkspace();
   await using server = startFakeAnthropic([
     { tools: [{ name: "bash", input: { command: "echo one" } }] },
     { text: "first done" },
-    { tools: [{ name: "bash", input: { command: "echo two" } }] },
+    { tools: [{ name: "bash", input: { command: "echo one more" } }] },
     { text: "second done" },
+    { tools: [{ name: "bash", input: { command: "echo two" } }] },
+    { text: "third done" },
   ]);
   await using chat = await openChat(server, ws);
   await chat.waitForPrompt(1);
   await chat.line("first");
-  await chat.waitFor(CHOICES);
+  await chat.waitFor(choices("echo one"));
   await chat.line("a");
   await chat.waitForPrompt(2);
+  // Granted: `echo one` and more words, judged as an allow rule `^echo one( |$)`.
   await chat.line("second");
-  const lines = await chat.waitForPrompt(3);
+  let lines = await chat.waitForPrompt(3);
   assertEquals(lines.filter((l) => l.includes("needs approval")).length, 1, lines.join("\n"));
-  assertEquals(after(lines, "› second")[0], "→ bash  echo two");
-  assertEquals(toolResults(server, 3).at(-1), { text: "two\n", isError: false });
+  assertEquals(after(lines, "› second")[0], "→ bash  echo one more");
+  assertEquals(toolResults(server, 3).at(-1), { text: "one more\n", isError: false });
+  // Not granted: another command of the same tool is asked again.
+  await chat.line("third");
+  await chat.waitFor(choices("echo two"));
+  await chat.line("n");
+  lines = await chat.waitForPrompt(4);
+  assertEquals(lines.filter((l) => l.includes("needs approval")).length, 2, lines.join("\n"));
+  await chat.line("/approver");
+  const shown = after(await chat.waitForPrompt(5), "› /approver");
+  const at = shown.indexOf("session grants:");
+  assert(at !== -1, shown.join("\n"));
+  assertEquals(shown.slice(at), ["session grants:", "  bash  echo one", "›"]);
 });
 
 Deno.test("chat: Ctrl+C stops a running bash call, kills it and returns to the prompt", async () => {
@@ -198,9 +212,9 @@ Deno.test("chat: Ctrl+C at the approval prompt denies the call and cancels the t
   await using chat = await openChat(server, ws);
   await chat.waitForPrompt(1);
   await chat.line("make a file");
-  await chat.waitFor(CHOICES);
+  await chat.waitFor(choices("touch made"));
   await chat.keys("C-c");
-  const turn = after(await chat.waitForPrompt(2), CHOICES);
+  const turn = after(await chat.waitForPrompt(2), choices("touch made"));
   assertEquals(turn[0], "→ bash  touch made");
   assertMatch(
     turn[1]!,

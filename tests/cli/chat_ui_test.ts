@@ -99,8 +99,9 @@ Deno.test("chat: replies are rendered as markdown; without colour there is no es
     ]);
     const painted = await chat.painted();
     // Heading, bold and the code are painted; the fences and stars are gone.
-    assertMatch(painted, /\x1b\[[\d;]*m# Plan/);
-    assertMatch(painted, /\x1b\[[\d;]*mbold\x1b\[/);
+    const ESC = "\x1b";
+    assertMatch(painted, new RegExp(`${ESC}\\[[\\d;]*m# Plan`));
+    assertMatch(painted, new RegExp(`${ESC}\\[[\\d;]*mbold${ESC}\\[`));
     assert(!painted.includes("```"), painted);
   });
   await t.step("NO_COLOR", async () => {

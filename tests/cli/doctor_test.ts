@@ -24,6 +24,9 @@ Deno.test("doctor lists every layer and exits 0 when all checks pass", async () 
     "instructions",
     "context",
     "sandbox",
+    "sandbox caps",
+    "sandbox pids",
+    "sandbox hide",
     "layers run",
     "layers chat",
     "layers mcp",
@@ -112,4 +115,34 @@ Deno.test("doctor: configured MCP servers are started and counted; one that cann
   out = await runCli(["--config", config, "--workspace", ws.root, "doctor"], { env });
   assertEquals(out.code, 1);
   assertMatch(out.stdout, /FAIL +mcp servers +mcp: server "gone" is unavailable: cannot start/);
+});
+
+Deno.test("doctor probes the sandbox from inside: no capabilities, the process limit, hidden paths", async () => {
+  await using ws = await tmpWorkspace();
+  const config = join(ws.outside, "walls.yaml");
+  await Deno.writeTextFile(config, "tools:\n  bash:\n    sandbox: bwrap\n    max_processes: 77\n");
+  const run = await runCli(["--config", config, "--workspace", ws.root, "doctor"], { env: KEY });
+  assertEquals(run.code, 0, run.stdout);
+  assertMatch(
+    run.stdout,
+    /\nok +sandbox caps +none \(CapEff 0000000000000000\), no_new_privs set, no new user namespace\n/,
+  );
+  if (Deno.uid() === 0) {
+    assertMatch(run.stdout, /\nok +sandbox pids +at most 77 processes \(pids cgroup \//);
+  } else {
+    assertMatch(run.stdout, /\nwarn +sandbox pids +no process limit: /);
+  }
+  assertMatch(run.stdout, /\nok +sandbox hide +\d+ paths empty inside \(credentials, rousseau's/);
+});
+
+Deno.test("doctor: without the sandbox it says what an unconfined bash can still do", async () => {
+  await using ws = await tmpWorkspace();
+  const config = join(ws.outside, "none.yaml");
+  await Deno.writeTextFile(config, "tools:\n  bash:\n    sandbox: none\n");
+  const run = await runCli(["--config", config, "--workspace", ws.root, "doctor"], { env: KEY });
+  assertEquals(run.code, 0, run.stdout);
+  assertMatch(
+    run.stdout,
+    /\nwarn +bash walls +none: bash runs as rousseau's user with its rights; a process that detaches \(setsid, double fork\) can outlive the call; rousseau's environment \(the API key\) is kept from the same user \(not dumpable\), but not from root\n/,
+  );
 });

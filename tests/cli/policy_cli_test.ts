@@ -277,7 +277,7 @@ Deno.test("policy: a bad policy stops start-up with exit 2 and the position", as
     [
       "unknown rule field",
       `agent:\n  approver:\n    deny:\n      - tol: bash\n`,
-      "rousseau: approver: deny[0].tol: unknown field (want tool, match, command, path, reason, examples, not_examples)\n",
+      "rousseau: approver: deny[0].tol: unknown field (want tool, match, command, path, reason, effects, examples, not_examples)\n",
     ],
   ];
   for (const [name, yaml, stderr] of cases) {

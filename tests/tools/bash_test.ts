@@ -670,3 +670,42 @@ Deno.test("bash: nothing of this process's environment leaks into the child", as
   const bare = await ws.call("bash", { command: "/usr/bin/env" }, { env: {} });
   assertEquals(bare, { output: `PWD=${ws.root}\n`, isError: false });
 });
+
+// --- unsandboxed: the session, not only the group (issue 15, item 9) -------------------
+
+Deno.test("bash: a child that leaves the process group but not the session dies with the call", async () => {
+  await using ws = await tmpWorkspace();
+  const nap = await sleeper(ws);
+  // perl's setpgrp makes a new process group in the same session: a group kill misses it.
+  assertEquals(
+    await ws.call("bash", {
+      command: `perl -e 'setpgrp(0, 0); exec @ARGV' ${quote(nap)} 1000 & echo started`,
+    }),
+    { output: "started\n", isError: false },
+  );
+  await assertNoneLeft(nap);
+});
+
+Deno.test("bash: a setsid child dies at the timeout and on cancellation (it is still the shell's child)", async () => {
+  // Source: anthropics/claude-code#35986 (setsid, nohup and disown are the usual ways a
+  // command tries to outlive its call).
+  await using ws = await tmpWorkspace();
+  const nap = await sleeper(ws);
+  assertEquals(
+    await ws.call("bash", {
+      command: `setsid ${quote(nap)} 1000 & nohup ${quote(nap)} 999 & sleep 30`,
+    }, {
+      limits: { bashTimeoutMs: 500 },
+    }),
+    { output: "bash: timed out after 500ms", isError: true },
+  );
+  await assertNoneLeft(nap);
+  const controller = new AbortController();
+  const call = ws.call("bash", {
+    command: `setsid ${quote(nap)} 1000 & echo > ready; sleep 30`,
+  }, { signal: controller.signal });
+  await waitForFile(ws.path("ready"));
+  controller.abort();
+  assertEquals(await call, { output: "bash: cancelled", isError: true });
+  await assertNoneLeft(nap);
+});

@@ -1,0 +1,318 @@
+/**
+ * Remembers, before each call of a turn that may change the workspace, what is needed to
+ * put back what it changes; the gate (`agent/tool_host.ts`) wraps approved calls in
+ * {@linkcode UndoRecorder.around}. It runs in the main isolate, outside the tools' worker.
+ *
+ * - `write` and `edit` name their file: its entry (and bytes) are taken just before the
+ *   call, with the directories the call may create, and its new entry after it.
+ * - Any other tool that is not read-only (`bash`, custom and MCP tools) may change anything:
+ *   the workspace's mirror is brought up to date just before the call (only files whose
+ *   metadata changed are read again), scanned again after it, and the difference is what the
+ *   call did. A pending marker is written before the call, so a process killed during it
+ *   leaves enough for the next one (or `undo`) to work out what the call did.
+ *
+ * The turn's record is written after every call, so a killed turn keeps what it did. A
+ * failure to record never stops a call: it is stored as a problem of the turn, which `undo`
+ * reports.
+ *
+ * @module
+ */
+
+import { dirname } from "node:path";
+import {
+  captureEntry,
+  type Change,
+  DEFAULT_UNDO_MAX_FILE_BYTES,
+  diffMirrors,
+  type Entry,
+  type Mirror,
+  sameEntry,
+  sameMirror,
+  scanTree,
+} from "./snapshot.ts";
+import { mirrorKey, type TurnRecord, type UndoStore } from "./undo_store.ts";
+
+/** What a recorder needs. */
+export interface UndoRecorderOptions {
+  readonly store: UndoStore;
+  readonly sessionId: string;
+  /** Workspace roots, real paths. */
+  readonly roots: readonly string[];
+  /** Paths never scanned nor recorded (the config and state directories). */
+  readonly protectedPaths?: readonly string[];
+  /** @default {DEFAULT_UNDO_MAX_FILE_BYTES} */
+  readonly maxFileBytes?: number;
+}
+
+/** The hook the gate calls. */
+export interface UndoRecorder {
+  /** Starts turn number `turn` of the session. */
+  beginTurn(turn: number, prompt: string): void;
+  /** Runs `call` (an approved call of `tool`), recording what it changes. */
+  around<T>(tool: string, input: unknown, readOnly: boolean, call: () => Promise<T>): Promise<T>;
+  /** Ends the turn: its record is final; the store is brought back within its budget. */
+  endTurn(): Promise<void>;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function inside(path: string, dirs: readonly string[]): boolean {
+  return dirs.some((d) => path === d || path.startsWith(d.endsWith("/") ? d : d + "/"));
+}
+
+/** Folds one call's changes into a record: the first `before` stays, the last `after` wins. */
+export function mergeChanges(record: TurnRecord, changes: readonly Change[]): void {
+  for (const change of changes) {
+    const known = record.changes[change.path];
+    const before = known === undefined ? change.before : known.before;
+    if (sameEntry(before, change.after)) {
+      // Back to how it was before the turn (a temporary file, an edit undone by the model).
+      delete record.changes[change.path];
+      delete record.problems[change.path];
+      continue;
+    }
+    record.changes[change.path] = { before, after: change.after };
+    if (before?.kind === "file" && !before.stored) {
+      record.problems[change.path] = before.why ?? "its content was not kept";
+    } else if (before?.kind === "other") {
+      record.problems[change.path] = "not a regular file, directory or symbolic link";
+    }
+  }
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The real path `path` names, resolving the links of its existing part. */
+function realTarget(path: string): string {
+  const rest: string[] = [];
+  let at = path;
+  for (;;) {
+    try {
+      const real = Deno.realPathSync(at);
+      return rest.length === 0 ? real : [real, ...rest.reverse()].join("/");
+    } catch {
+      const parent = dirname(at);
+      if (parent === at) return path;
+      rest.push(at.slice(parent === "/" ? 1 : parent.length + 1));
+      at = parent;
+    }
+  }
+}
+
+/**
+ * Resolves a pending marker left by a call whose process died: the difference between the
+ * mirror (the state before that call) and now is what it did. Call under the workspace's lock
+ * (so the call is not still running in another process) and the store's lock.
+ */
+export function settlePending(
+  store: UndoStore,
+  key: string,
+  roots: readonly string[],
+  skip: readonly string[],
+  maxFileBytes = DEFAULT_UNDO_MAX_FILE_BYTES,
+): void {
+  const pending = store.readPending(key);
+  if (pending === undefined) return;
+  const before = store.readMirror(key);
+  const record = store.readTurn(pending.session, pending.turn);
+  if (before === undefined) {
+    // Without the state before the call, every file would look created by it: say so instead.
+    if (record !== undefined) {
+      record.problems["*"] = `${pending.tool}: interrupted, and the state before it is lost`;
+      store.writeTurn(record);
+    }
+    store.writePending(key, undefined);
+    return;
+  }
+  const after = scanTree({ roots, previous: before, sink: store, skip, maxFileBytes });
+  if (record !== undefined) {
+    mergeChanges(record, diffMirrors(before, after));
+    record.ended ??= new Date().toISOString();
+    store.writeTurn(record);
+  }
+  store.writeMirror(key, roots, after);
+  store.writePending(key, undefined);
+}
+
+/** Creates the recorder of one session. */
+export function createUndoRecorder(options: UndoRecorderOptions): UndoRecorder {
+  const { store, sessionId, roots } = options;
+  const skip = [...(options.protectedPaths ?? []), store.dir];
+  const maxFileBytes = options.maxFileBytes ?? DEFAULT_UNDO_MAX_FILE_BYTES;
+  const key = mirrorKey(roots);
+  let current: { turn: number; prompt: string; started: string } | undefined;
+
+  const record = (): TurnRecord | undefined => {
+    if (current === undefined) return undefined;
+    return store.readTurn(sessionId, current.turn) ?? {
+      version: 1,
+      session: sessionId,
+      turn: current.turn,
+      prompt: current.prompt,
+      started: current.started,
+      roots: [...roots],
+      mirror: key,
+      changes: {},
+      problems: {},
+    };
+  };
+
+  const problem = (what: string, error: unknown) => {
+    try {
+      const r = record();
+      if (r === undefined) return;
+      r.problems["*"] = `${what}: ${messageOf(error)}`;
+      store.writeTurn(r);
+    } catch { /* the store itself is broken; the call still runs */ }
+  };
+
+  /** write/edit: the named file and the directories the call may create. */
+  const aroundFile = async <T>(path: string, call: () => Promise<T>): Promise<T> => {
+    const target = realTarget(path);
+    if (!inside(target, roots) || inside(target, skip)) return await call();
+    const paths: string[] = [];
+    for (let at = target; inside(at, roots) && at !== dirname(at); at = dirname(at)) {
+      paths.push(at);
+      if (exists(at)) break; // parents above an existing path are untouched
+    }
+    let before: Map<string, Entry | null> | undefined;
+    // Held over the call: a bash call of another process in this workspace waits meanwhile.
+    let workspace: Disposable | undefined;
+    try {
+      workspace = await store.lockWorkspaces([key]);
+    } catch (error) {
+      problem(`${path}: could not be kept before the call`, error);
+      return await call();
+    }
+    try {
+      using _lock = await store.lock();
+      const r = record()!;
+      before = new Map(paths.map((p) => [p, captureEntry(p, { sink: store, maxFileBytes })]));
+      for (const [p, entry] of before) {
+        if (r.changes[p] === undefined) r.changes[p] = { before: entry, after: "pending" };
+        else if (r.changes[p].after !== "pending") r.changes[p].after = "pending";
+      }
+      store.writeTurn(r);
+    } catch (error) {
+      problem(`${path}: could not be kept before the call`, error);
+      before = undefined;
+    }
+    try {
+      return await call();
+    } finally {
+      if (before !== undefined) {
+        try {
+          using _lock = await store.lock();
+          const r = record()!;
+          const changes: Change[] = [];
+          for (const p of before.keys()) {
+            const known = r.changes[p];
+            if (known === undefined) continue;
+            const after = captureEntry(p, { maxFileBytes });
+            known.after = after; // settled below by mergeChanges
+            changes.push({ path: p, before: known.before, after });
+          }
+          mergeChanges(r, changes);
+          store.writeTurn(r);
+        } catch (error) {
+          problem(`${path}: could not be recorded after the call`, error);
+        }
+      }
+      workspace[Symbol.dispose]();
+    }
+  };
+
+  /** Any other tool that may change files: scan before and after. */
+  const aroundScan = async <T>(tool: string, call: () => Promise<T>): Promise<T> => {
+    // The workspace's lock is held over the call; the store's only while its files change.
+    let workspace: Disposable | undefined;
+    let before: Mirror | undefined;
+    try {
+      workspace = await store.lockWorkspaces([key]);
+      using _lock = await store.lock();
+      settlePending(store, key, roots, skip, maxFileBytes);
+      const r = record()!;
+      store.writeTurn(r);
+      const previous = store.readMirror(key);
+      before = scanTree({
+        roots,
+        previous: previous ?? new Map(),
+        sink: store,
+        skip,
+        maxFileBytes,
+      });
+      // Nothing changed since the last scan (the usual case): the file on disk says the same.
+      if (previous === undefined || !sameMirror(previous, before)) {
+        store.writeMirror(key, roots, before);
+      } else before = previous;
+      store.writePending(key, { session: sessionId, turn: r.turn, tool });
+    } catch (error) {
+      problem(`${tool}: the workspace could not be scanned before the call`, error);
+      before = undefined;
+    }
+    try {
+      return await call();
+    } finally {
+      try {
+        if (before !== undefined) {
+          using _lock = await store.lock();
+          const after = scanTree({ roots, previous: before, sink: store, skip, maxFileBytes });
+          const r = record()!;
+          mergeChanges(r, diffMirrors(before, after));
+          store.writeTurn(r);
+          if (!sameMirror(before, after)) store.writeMirror(key, roots, after);
+          store.writePending(key, undefined);
+        }
+      } catch (error) {
+        problem(`${tool}: the workspace could not be scanned after the call`, error);
+      } finally {
+        workspace?.[Symbol.dispose]();
+      }
+    }
+  };
+
+  return {
+    beginTurn(turn, prompt) {
+      const flat = prompt.replace(/\s+/g, " ").trim();
+      store.setActiveTurn({ session: sessionId, turn });
+      current = {
+        turn,
+        prompt: flat.length > 80 ? `${flat.slice(0, 79)}…` : flat,
+        started: new Date().toISOString(),
+      };
+    },
+    around(tool, input, readOnly, call) {
+      if (readOnly || current === undefined) return call();
+      const path = (input as { path?: unknown } | null)?.path;
+      if ((tool === "write" || tool === "edit") && typeof path === "string" && path[0] === "/") {
+        return aroundFile(path, call);
+      }
+      return aroundScan(tool, call);
+    },
+    async endTurn() {
+      if (current === undefined) return;
+      const turn = current.turn;
+      current = undefined;
+      try {
+        using _lock = await store.lock();
+        const r = store.readTurn(sessionId, turn);
+        if (r !== undefined) {
+          r.ended = new Date().toISOString();
+          store.writeTurn(r);
+        }
+        store.setActiveTurn({ session: sessionId, turn });
+        store.enforceBudget();
+        store.setActiveTurn(undefined);
+      } catch { /* the record stays as the last call left it */ }
+    },
+  };
+}

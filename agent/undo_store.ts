@@ -1,0 +1,482 @@
+/**
+ * Undo data on disk, under `<state dir>/undo/`:
+ *
+ * - `objects/ab/cdef…`: file contents by SHA-256, shared by every session (deduplicated);
+ * - `mirrors/<key>.json`: the last scan of a workspace (its root set hashed into `<key>`),
+ *   and `mirrors/<key>.pending.json` while a call that may change it runs;
+ * - `sessions/<id>/<turn>.json`: what each turn changed (a {@linkcode TurnRecord}).
+ *
+ * Two kinds of exclusive lock (flock: a process killed while holding one releases it):
+ * - `locks/<key>`, a workspace's lock, held for the whole of a call that may change that
+ *   workspace (so a concurrent call or `undo` in the same workspace cannot blur what the
+ *   call did) and by `undo`; a pending marker found by the next holder is therefore always
+ *   the mark of a process that died;
+ * - `lock`, the store's lock, held only while the store's files change (scans, records,
+ *   budget), never for the length of a call, so sessions in other workspaces never wait for
+ *   a long command. Order: workspace locks (sorted) first, then the store's lock.
+ *
+ * The objects are bounded by
+ * `state.undo.max_bytes`: past it, the oldest turns are dropped, then objects nothing
+ * refers to are deleted.
+ *
+ * @module
+ */
+
+import { dirname, join } from "node:path";
+import type { Entry, Mirror } from "./snapshot.ts";
+import { mirrorFromJson, mirrorToJson, type ObjectSink, sha256Hex } from "./snapshot.ts";
+
+/** Bumped when the mirror's rows change shape; an older file is scanned again. */
+const MIRROR_VERSION = 2;
+
+/** Why a dropped turn cannot be undone. */
+export const DROPPED =
+  "its undo data was dropped to keep the store within state.undo.max_bytes (oldest turns first)";
+
+/** The default of `state.undo.max_bytes`: 256 MiB. */
+export const DEFAULT_UNDO_MAX_BYTES = 256 * 1024 * 1024;
+
+/** How a path changed in a turn; `after` is `"pending"` while (or if killed while) a call ran. */
+export interface RecordedChange {
+  before: Entry | null;
+  after: Entry | null | "pending";
+}
+
+/** What one turn of a session changed. */
+export interface TurnRecord {
+  readonly version: 1;
+  readonly session: string;
+  /** The turn's number in its session (1 for the first prompt). */
+  readonly turn: number;
+  /** The prompt, shortened. */
+  readonly prompt: string;
+  readonly started: string;
+  ended?: string;
+  /** When it was undone. */
+  undone?: string;
+  /** When its kept contents were dropped to stay within `state.undo.max_bytes`. */
+  dropped?: string;
+  readonly roots: readonly string[];
+  /** The mirror the turn's calls were scanned against. */
+  readonly mirror: string;
+  /** Path to how it changed. */
+  changes: Record<string, RecordedChange>;
+  /** Path (or `*` for a whole call) to why it cannot be put back. */
+  problems: Record<string, string>;
+}
+
+/** The mirror key of a root set. */
+export function mirrorKey(roots: readonly string[]): string {
+  return sha256Hex(new TextEncoder().encode(roots.join("\n"))).slice(0, 24);
+}
+
+function writeAtomicSync(path: string, data: Uint8Array | string, mode = 0o600): void {
+  const temp = `${path}.${crypto.randomUUID()}.tmp`;
+  try {
+    if (typeof data === "string") Deno.writeTextFileSync(temp, data, { mode });
+    else Deno.writeFileSync(temp, data, { mode });
+    Deno.renameSync(temp, path);
+  } catch (error) {
+    try {
+      Deno.removeSync(temp);
+    } catch { /* never written */ }
+    throw error;
+  }
+}
+
+function readJson(path: string): unknown | undefined {
+  try {
+    return JSON.parse(Deno.readTextFileSync(path));
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw new Error(
+      `undo: cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
+}
+
+function isTurnRecord(value: unknown): value is TurnRecord {
+  const r = value as TurnRecord;
+  return typeof r === "object" && r !== null && r.version === 1 && typeof r.turn === "number" &&
+    typeof r.changes === "object" && typeof r.problems === "object";
+}
+
+/** The pending marker of a mirror: a call that was running (its process may have died). */
+export interface Pending {
+  readonly session: string;
+  readonly turn: number;
+  readonly tool: string;
+}
+
+/** The undo directory of one state directory. */
+export interface UndoStore extends ObjectSink {
+  readonly dir: string;
+  readonly maxBytes: number;
+  /** Takes the store's exclusive lock (waits for other processes); dispose to release. */
+  lock(): Promise<Disposable>;
+  /**
+   * Takes the locks of the workspaces whose mirror keys are `keys` (in sorted order, so two
+   * holders never deadlock); take before {@linkcode lock}. Dispose to release.
+   */
+  lockWorkspaces(keys: readonly string[]): Promise<Disposable>;
+  /** The stored bytes of `hash`, checked; undefined when missing or damaged. */
+  get(hash: string): Uint8Array | undefined;
+  /** Bytes the objects take. */
+  totalBytes(): number;
+  readMirror(key: string): Mirror | undefined;
+  writeMirror(key: string, roots: readonly string[], mirror: Mirror): void;
+  readPending(key: string): Pending | undefined;
+  writePending(key: string, pending: Pending | undefined): void;
+  readTurn(session: string, turn: number): TurnRecord | undefined;
+  writeTurn(record: TurnRecord): void;
+  /** The session's turn records, oldest first. */
+  listTurns(session: string): TurnRecord[];
+  /** Removes a session's records, then what nothing refers to any more. */
+  deleteSession(session: string): void;
+  /** The turn being recorded: never dropped to make room. */
+  setActiveTurn(turn: { session: string; turn: number } | undefined): void;
+  /**
+   * Drops the oldest turns (never the active one) until the objects fit `maxBytes`, with the
+   * objects nothing refers to any more. New contents make room the same way when stored.
+   */
+  enforceBudget(): void;
+}
+
+/**
+ * An exclusive flock on `path` (created), after the holders queued before it in this process:
+ * two descriptors of one process would otherwise both wait on the kernel in no fixed order.
+ */
+async function flock(path: string, queues: Map<string, Promise<void>>): Promise<Disposable> {
+  const previous = queues.get(path) ?? Promise.resolve();
+  let release!: () => void;
+  const mine = new Promise<void>((resolve) => release = resolve);
+  queues.set(path, mine);
+  const done = () => {
+    if (queues.get(path) === mine) queues.delete(path);
+    release();
+  };
+  await previous;
+  try {
+    await Deno.mkdir(dirname(path), { recursive: true, mode: 0o700 });
+    const file = await Deno.open(path, { read: true, write: true, create: true, mode: 0o600 });
+    try {
+      await file.lock(true);
+    } catch (error) {
+      file.close();
+      throw error;
+    }
+    return {
+      [Symbol.dispose]() {
+        try {
+          file.unlockSync();
+        } finally {
+          file.close();
+          done();
+        }
+      },
+    };
+  } catch (error) {
+    done();
+    throw error;
+  }
+}
+
+/** Opens (creating lazily) the undo store of `stateDir`. */
+export function openUndoStore(
+  stateDir: string,
+  options: { maxBytes?: number } = {},
+): UndoStore {
+  const dir = join(stateDir, "undo");
+  const objects = join(dir, "objects");
+  const mirrors = join(dir, "mirrors");
+  const sessions = join(dir, "sessions");
+  const maxBytes = options.maxBytes ?? DEFAULT_UNDO_MAX_BYTES;
+  let total: number | undefined;
+  /** Objects written or found while the lock is held: a scan in progress may need them. */
+  const fresh = new Set<string>();
+  /** The turn being recorded, never dropped to make room. */
+  let active: { session: string; turn: number } | undefined;
+  /** Set when nothing more can be dropped while the lock is held. */
+  let exhausted = false;
+  /** Object directories known to exist. */
+  const made = new Set<string>();
+  /** The last mirror written or read, to skip re-reading an unchanged file. */
+  const mirrorCache = new Map<string, { stamp: string; mirror: Mirror }>();
+  /** In-process queues by lock file: one waiter a file at a time within this process. */
+  const queues = new Map<string, Promise<void>>();
+
+  const objectPath = (hash: string) => join(objects, hash.slice(0, 2), hash.slice(2));
+  const ensure = (path: string) => Deno.mkdirSync(path, { recursive: true, mode: 0o700 });
+  const stampOf = (path: string): string | undefined => {
+    try {
+      const info = Deno.statSync(path);
+      return `${info.ino}:${info.size}:${info.mtime?.getTime()}`;
+    } catch {
+      return undefined;
+    }
+  };
+  const computeTotal = (): number => {
+    let sum = 0;
+    try {
+      for (const prefix of Deno.readDirSync(objects)) {
+        if (!prefix.isDirectory) continue;
+        for (const file of Deno.readDirSync(join(objects, prefix.name))) {
+          if (file.name.endsWith(".tmp")) continue;
+          sum += Deno.statSync(join(objects, prefix.name, file.name)).size;
+        }
+      }
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+    return sum;
+  };
+  const allRecords = (): TurnRecord[] => {
+    const out: TurnRecord[] = [];
+    let ids: Deno.DirEntry[] = [];
+    try {
+      ids = [...Deno.readDirSync(sessions)];
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+    for (const id of ids) if (id.isDirectory) out.push(...store.listTurns(id.name));
+    return out;
+  };
+  const referenced = (records: readonly TurnRecord[], mirrorSets: Map<string, Set<string>>) => {
+    const refs = new Set<string>(fresh);
+    for (const set of mirrorSets.values()) for (const hash of set) refs.add(hash);
+    for (const record of records) {
+      for (const change of Object.values(record.changes)) {
+        if (change.before?.kind === "file" && change.before.stored) refs.add(change.before.hash);
+      }
+    }
+    return refs;
+  };
+  /** Hashes each mirror refers to; with `liveKeys`, mirrors no turn refers to are deleted. */
+  const mirrorHashes = (liveKeys?: Set<string>): Map<string, Set<string>> => {
+    const out = new Map<string, Set<string>>();
+    let names: Deno.DirEntry[] = [];
+    try {
+      names = [...Deno.readDirSync(mirrors)];
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+    for (const { name } of names) {
+      const match = /^([0-9a-f]+)\.json$/.exec(name);
+      if (match === null) continue;
+      const key = match[1]!;
+      if (liveKeys !== undefined && !liveKeys.has(key) && store.readPending(key) === undefined) {
+        // No turn refers to it: the copy of that workspace is no longer needed.
+        Deno.removeSync(join(mirrors, name));
+        mirrorCache.delete(key);
+        continue;
+      }
+      const set = new Set<string>();
+      for (const cached of store.readMirror(key)?.values() ?? []) {
+        if (cached.entry.kind === "file" && cached.entry.stored) set.add(cached.entry.hash);
+      }
+      out.set(key, set);
+    }
+    return out;
+  };
+  const collect = (records: readonly TurnRecord[], mirrorSets: Map<string, Set<string>>) => {
+    const refs = referenced(records, mirrorSets);
+    let sum = 0;
+    try {
+      for (const prefix of Deno.readDirSync(objects)) {
+        if (!prefix.isDirectory) continue;
+        for (const file of Deno.readDirSync(join(objects, prefix.name))) {
+          const path = join(objects, prefix.name, file.name);
+          if (!refs.has(prefix.name + file.name)) Deno.removeSync(path);
+          else sum += Deno.statSync(path).size;
+        }
+      }
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+    total = sum;
+  };
+
+  /** Drops the oldest turns (never the active one) until the objects take at most `limit`. */
+  const drop = (limit: number) => {
+    const records = allRecords().filter((r) => r.dropped === undefined).sort((a, b) =>
+      a.started < b.started ? -1 : a.started > b.started ? 1 : 0
+    );
+    // Mirrors are kept here: a scan in progress reuses what its mirror refers to.
+    const mirrorSets = mirrorHashes();
+    while (store.totalBytes() > limit) {
+      const index = records.findIndex((r) =>
+        active === undefined || r.session !== active.session || r.turn !== active.turn
+      );
+      if (index === -1) break; // only the running turn and the mirrors are left
+      const [oldest] = records.splice(index, 1);
+      // The record stays, emptied, so `undo` and `--list` say why the turn cannot be undone
+      // instead of silently skipping to an older one.
+      store.writeTurn({
+        ...oldest!,
+        changes: {},
+        problems: { "*": DROPPED },
+        dropped: new Date().toISOString(),
+      });
+      collect(records, mirrorSets);
+    }
+  };
+
+  const store: UndoStore = {
+    dir,
+    maxBytes,
+    async lock() {
+      const held = await flock(join(dir, "lock"), queues);
+      return {
+        [Symbol.dispose]() {
+          fresh.clear();
+          exhausted = false;
+          held[Symbol.dispose]();
+        },
+      };
+    },
+    async lockWorkspaces(keys) {
+      const held: Disposable[] = [];
+      const release = () => {
+        for (const lock of held.reverse()) lock[Symbol.dispose]();
+      };
+      try {
+        for (const key of [...new Set(keys)].sort()) {
+          if (!/^[0-9a-f]+$/.test(key)) throw new TypeError(`undo: bad workspace key ${key}`);
+          held.push(await flock(join(dir, "locks", key), queues));
+        }
+      } catch (error) {
+        release();
+        throw error;
+      }
+      return { [Symbol.dispose]: release };
+    },
+    put(hash, bytes) {
+      const path = objectPath(hash);
+      try {
+        Deno.statSync(path);
+        fresh.add(hash);
+        return true;
+      } catch { /* not stored yet */ }
+      total ??= computeTotal();
+      if (total + bytes.length > maxBytes && !exhausted) {
+        // Room is made by dropping the oldest turns, as late as possible.
+        drop(maxBytes - bytes.length);
+        if (total + bytes.length > maxBytes) exhausted = true;
+      }
+      if (total + bytes.length > maxBytes) return false;
+      fresh.add(hash);
+      const prefix = hash.slice(0, 2);
+      if (!made.has(prefix)) {
+        ensure(join(objects, prefix));
+        made.add(prefix);
+      }
+      writeAtomicSync(path, bytes, 0o600);
+      total += bytes.length;
+      return true;
+    },
+    room(bytes) {
+      total ??= computeTotal();
+      return total + bytes <= maxBytes || !exhausted;
+    },
+    get(hash) {
+      try {
+        const bytes = Deno.readFileSync(objectPath(hash));
+        return sha256Hex(bytes) === hash ? bytes : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    totalBytes() {
+      total ??= computeTotal();
+      return total;
+    },
+    readMirror(key) {
+      const path = join(mirrors, `${key}.json`);
+      const stamp = stampOf(path);
+      if (stamp === undefined) return undefined;
+      const cached = mirrorCache.get(key);
+      if (cached?.stamp === stamp) return cached.mirror;
+      let mirror: Mirror;
+      try {
+        const data = readJson(path) as { version?: unknown; rows?: unknown } | undefined;
+        if (data?.version !== MIRROR_VERSION) return undefined;
+        mirror = mirrorFromJson(data.rows);
+      } catch {
+        return undefined; // damaged: the next scan reads every file again
+      }
+      mirrorCache.set(key, { stamp, mirror });
+      return mirror;
+    },
+    writeMirror(key, roots, mirror) {
+      ensure(mirrors);
+      const path = join(mirrors, `${key}.json`);
+      writeAtomicSync(
+        path,
+        JSON.stringify({ version: MIRROR_VERSION, roots, rows: mirrorToJson(mirror) }),
+      );
+      const stamp = stampOf(path);
+      if (stamp !== undefined) mirrorCache.set(key, { stamp, mirror });
+    },
+    readPending(key) {
+      return readJson(join(mirrors, `${key}.pending.json`)) as Pending | undefined;
+    },
+    writePending(key, pending) {
+      const path = join(mirrors, `${key}.pending.json`);
+      if (pending === undefined) {
+        try {
+          Deno.removeSync(path);
+        } catch (error) {
+          if (!(error instanceof Deno.errors.NotFound)) throw error;
+        }
+        return;
+      }
+      ensure(mirrors);
+      writeAtomicSync(path, JSON.stringify(pending));
+    },
+    readTurn(session, turn) {
+      const value = readJson(join(sessions, session, `${turn}.json`));
+      return isTurnRecord(value) ? value : undefined;
+    },
+    writeTurn(record) {
+      const at = join(sessions, record.session);
+      ensure(at);
+      writeAtomicSync(join(at, `${record.turn}.json`), JSON.stringify(record));
+    },
+    listTurns(session) {
+      const at = join(sessions, session);
+      let names: Deno.DirEntry[];
+      try {
+        names = [...Deno.readDirSync(at)];
+      } catch (error) {
+        if (error instanceof Deno.errors.NotFound) return [];
+        throw error;
+      }
+      const out: TurnRecord[] = [];
+      for (const { name } of names) {
+        const match = /^(\d+)\.json$/.exec(name);
+        if (match === null) continue;
+        const record = store.readTurn(session, Number(match[1]));
+        if (record !== undefined) out.push(record);
+      }
+      return out.sort((a, b) => a.turn - b.turn);
+    },
+    deleteSession(session) {
+      if (!/^[A-Za-z0-9-]+$/.test(session)) throw new TypeError(`undo: bad session id ${session}`);
+      try {
+        Deno.removeSync(join(sessions, session), { recursive: true });
+      } catch (error) {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      }
+      const records = allRecords();
+      collect(records, mirrorHashes(new Set(records.map((r) => r.mirror))));
+    },
+    setActiveTurn(turn) {
+      active = turn;
+    },
+    enforceBudget() {
+      if (store.totalBytes() > maxBytes) drop(maxBytes);
+    },
+  };
+  return store;
+}

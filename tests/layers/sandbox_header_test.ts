@@ -1,0 +1,42 @@
+/**
+ * Promise: the run header states what the bash sandbox holds and what it does not (issue 15,
+ * items 6 and 9), and the result object's `layers` keeps exactly the fields cli.md names.
+ *
+ * @module
+ */
+
+import { assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
+import { describeLayers, layersLine } from "../../cli/layers.ts";
+import { resolvePolicy } from "../../cli/policy.ts";
+import { createWorkspace } from "../../mod.ts";
+
+Deno.test("header: the sandbox's walls, the process limit, or what an unconfined bash can do", async () => {
+  const workspace = await createWorkspace([Deno.cwd()]);
+  const policy = resolvePolicy("tool", undefined, {});
+  const sandbox = { bwrap: "/usr/bin/bwrap", network: false, hide: [] };
+  const limited = describeLayers(policy, workspace, null, {
+    ...sandbox,
+    pids: { dir: "/sys/fs/cgroup/pids/rousseau/1", max: 512 },
+  });
+  assertStringIncludes(
+    layersLine(limited),
+    " · sandbox=bwrap (no capabilities, processes≤512) · net=off",
+  );
+  assertStringIncludes(
+    layersLine(describeLayers(policy, workspace, null, sandbox)),
+    " · sandbox=bwrap (no capabilities, processes unlimited: no pids cgroup, see doctor) · ",
+  );
+  assertStringIncludes(
+    layersLine(describeLayers(policy, workspace, null, undefined)),
+    " · sandbox=none (bash unconfined: a process that detaches (setsid, double fork) can " +
+      "outlive the call, and as root it can read rousseau's environment) · ",
+  );
+  // The walls ride outside the JSON: the layers object keeps the fields cli.md names.
+  assertEquals(Object.keys(JSON.parse(JSON.stringify(limited))), [
+    "approver",
+    "confinement",
+    "worker_permissions",
+    "sandbox",
+    "bash_network",
+  ]);
+});
