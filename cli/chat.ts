@@ -560,7 +560,7 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
     removeHistoryDuplicates: true,
     prompt,
   });
-  out(PASTE_ON);
+  if (tty) out(PASTE_ON);
 
   rl.on("line", (line: string) => {
     if (waiting !== undefined) {
@@ -611,7 +611,7 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
     if (flushTimer !== undefined) clearTimeout(flushTimer);
     while (busy) await new Promise((resolve) => setTimeout(resolve, 20));
   } finally {
-    out(PASTE_OFF);
+    if (tty) out(PASTE_OFF);
     input.close();
   }
   out("\n");

@@ -55,6 +55,24 @@ Deno.test("chat: a retried request says so in the spinner; a line typed meanwhil
   assertEquals(userTexts(server, 2), ["first question", "and another thing"]);
 });
 
+Deno.test("chat: Ctrl+C cancels the turn and drops what was queued meanwhile", async () => {
+  await using ws = await tmpWorkspace();
+  await using server = startFakeAnthropic([{ hang: true }, { text: "Fresh start." }]);
+  await using chat = await openChat(server, ws);
+  await chat.waitForPrompt(1);
+  await chat.line("think hard");
+  await server.waitForRequest(1);
+  await chat.line("never mind that");
+  await chat.waitFor("(queued, sent after this turn: never mind that)");
+  await chat.keys("C-c");
+  await chat.waitFor("(dropped 1 queued prompt(s))");
+  await chat.waitFor("(cancelled)");
+  await chat.line("hello");
+  assertEquals(after(await chat.waitForPrompt(3), "› hello"), ["Fresh start.", "›"]);
+  assertEquals(server.requests.length, 2);
+  assertEquals(userTexts(server, 1), ["think hard", "hello"]);
+});
+
 Deno.test("chat: a bracketed paste of several lines is one prompt; a one-line paste is editable", async () => {
   await using ws = await tmpWorkspace();
   await using server = startFakeAnthropic([{ text: "Got three lines." }, { text: "Got it." }]);
