@@ -121,7 +121,11 @@ Deno.test("doctor probes the sandbox from inside: no capabilities, the process l
   await using ws = await tmpWorkspace();
   const config = join(ws.outside, "walls.yaml");
   await Deno.writeTextFile(config, "tools:\n  bash:\n    sandbox: bwrap\n    max_processes: 77\n");
-  const run = await runCli(["--config", config, "--workspace", ws.root, "doctor"], { env: KEY });
+  // The server line connects to the base URL: something must listen there.
+  await using server = startFakeAnthropic([]);
+  const run = await runCli(["--config", config, "--workspace", ws.root, "doctor"], {
+    env: { ...KEY, ANTHROPIC_BASE_URL: server.url },
+  });
   assertEquals(run.code, 0, run.stdout);
   assertMatch(
     run.stdout,
@@ -139,7 +143,11 @@ Deno.test("doctor: without the sandbox it says what an unconfined bash can still
   await using ws = await tmpWorkspace();
   const config = join(ws.outside, "none.yaml");
   await Deno.writeTextFile(config, "tools:\n  bash:\n    sandbox: none\n");
-  const run = await runCli(["--config", config, "--workspace", ws.root, "doctor"], { env: KEY });
+  // The server line connects to the base URL: something must listen there.
+  await using server = startFakeAnthropic([]);
+  const run = await runCli(["--config", config, "--workspace", ws.root, "doctor"], {
+    env: { ...KEY, ANTHROPIC_BASE_URL: server.url },
+  });
   assertEquals(run.code, 0, run.stdout);
   assertMatch(
     run.stdout,
