@@ -75,6 +75,13 @@ export interface AgentSetup extends AsyncDisposable {
   readonly context: ContextManager;
   /** The instruction files put in the system prompt. */
   readonly instructions: Instructions;
+  /**
+   * Chat's `/clear`: a new, empty session with the same settings (the old one stays stored).
+   * `sessionId`, `messages` and `context` then describe the new one.
+   */
+  clear(): void;
+  /** Chat's `/model NAME`: the next turns go to `model` (same provider and settings). */
+  useModel(model: string): void;
   /** Compacts the session now (chat's `/compact`); undefined when there was nothing to do. */
   compact(signal: AbortSignal): Promise<Compaction | undefined>;
   /** Runs one turn on the user's `text`; every message is stored as it is added. */
@@ -250,6 +257,20 @@ export async function openAgent(
     const tools = toolSourceOf(host, sources, log);
     const secrets = Object.entries(Deno.env.toObject())
       .filter(([key]) => !(key in context.env)).map(([, value]) => value);
+    // state.undo.max_bytes = 0 turns undo off (no copies, no scans before bash calls).
+    const undoStore = undoMaxBytes(config) === 0
+      ? undefined
+      : openUndoStore(config.stateDir, { maxBytes: undoMaxBytes(config) });
+    /** The undo recorder of session `id` (chat's /clear starts another session). */
+    const undoFor = (id: string) =>
+      undoStore === undefined ? {} : {
+        undo: createUndoRecorder({
+          store: undoStore,
+          sessionId: id,
+          roots: context.workspace.roots,
+          protectedPaths: config.protectedPaths,
+        }),
+      };
     const gate: GateOptions = {
       registry: tools.registry,
       host: tools.host,
@@ -262,15 +283,7 @@ export async function openAgent(
       source: "model",
       sessionId,
       ...(options.operator === undefined ? {} : { operator: options.operator }),
-      // state.undo.max_bytes = 0 turns undo off (no copies, no scans before bash calls).
-      ...(undoMaxBytes(config) === 0 ? {} : {
-        undo: createUndoRecorder({
-          store: openUndoStore(config.stateDir, { maxBytes: undoMaxBytes(config) }),
-          sessionId,
-          roots: context.workspace.roots,
-          protectedPaths: config.protectedPaths,
-        }),
-      }),
+      ...undoFor(sessionId),
     };
     const opened = host;
     const mcp = sources;
@@ -289,32 +302,49 @@ export async function openAgent(
         defaultSystemPrompt(context.workspace.roots, tools.registry.names()),
       instructions.files,
     );
-    const id = sessionId;
-    const manager = createContextManager({
-      model: provider.model,
-      ...(contextWindow === undefined ? {} : { window: contextWindow }),
-      ...(config.values.agent?.max_result_share === undefined
-        ? {}
-        : { maxResultShare: config.values.agent.max_result_share }),
-      // The reply's budget must stay free (servers refuse prompt + max_tokens over the window).
-      reserveTokens:
-        maxTokensFrom(config, flags, provider.name === "anthropic" ? "anthropic" : "openai") ??
-          (provider.name === "anthropic" ? DEFAULT_MAX_TOKENS : OPENAI_REPLY_RESERVE),
-      records: store.loadContext(id),
-      onRecord: (record) => store.appendContext(id, record),
-    });
+    const managerFor = (model: string, id: string) =>
+      createContextManager({
+        model,
+        ...(contextWindow === undefined ? {} : { window: contextWindow }),
+        ...(config.values.agent?.max_result_share === undefined
+          ? {}
+          : { maxResultShare: config.values.agent.max_result_share }),
+        // The reply's budget must stay free (servers refuse prompt + max_tokens over the window).
+        reserveTokens:
+          maxTokensFrom(config, flags, provider.name === "anthropic" ? "anthropic" : "openai") ??
+            (provider.name === "anthropic" ? DEFAULT_MAX_TOKENS : OPENAI_REPLY_RESERVE),
+        records: store.loadContext(id),
+        onRecord: (record) => store.appendContext(id, record),
+      });
+    // What /clear and /model change; the getters below always tell the current ones.
+    let current = {
+      provider,
+      sessionId,
+      messages,
+      gate,
+      manager: managerFor(provider.model, sessionId),
+    };
     return {
       config,
       policy,
-      provider,
-      gate,
+      get provider() {
+        return current.provider;
+      },
+      get gate() {
+        return current.gate;
+      },
       host: opened,
       store,
-      sessionId,
-      messages,
+      get sessionId() {
+        return current.sessionId;
+      },
+      get messages() {
+        return current.messages;
+      },
       system,
       maxIterations,
       turn(text, signal, onEvent) {
+        const { sessionId, messages, provider, gate, manager } = current;
         const message = { role: "user" as const, content: [{ type: "text" as const, text }] };
         messages.push(message);
         store.append(sessionId, message);
@@ -332,13 +362,33 @@ export async function openAgent(
           context: manager,
         }).finally(() => undo?.endTurn());
       },
-      context: manager,
+      get context() {
+        return current.manager;
+      },
       instructions,
+      clear() {
+        const id = store.create({
+          workspace: context.workspace.roots[0]!,
+          provider: current.provider.name,
+          model: current.provider.model,
+        });
+        current = {
+          ...current,
+          sessionId: id,
+          messages: [],
+          gate: { ...current.gate, sessionId: id, ...undoFor(id) },
+          manager: managerFor(current.provider.model, id),
+        };
+      },
+      useModel(model) {
+        const next = providerFrom(config, { ...flags, model });
+        current = { ...current, provider: next, manager: managerFor(model, current.sessionId) };
+      },
       compact(signal) {
-        return manager.compact(provider, {
+        return current.manager.compact(current.provider, {
           system,
-          messages,
-          tools: toolSpecs(gate),
+          messages: current.messages,
+          tools: toolSpecs(current.gate),
         }, signal);
       },
       layers: describeLayers(policy, context.workspace, grants, context.sandbox),

@@ -1,9 +1,13 @@
 /**
  * `rousseau chat`: the interactive session. Line editing and history come from
  * `node:readline` (which writes its own echo to the terminal); everything else goes through
- * `output.ts`. Replies stream as they arrive; each tool call is one line with a spinner while
- * it runs and a short result line after; approvals are asked inline. Ctrl+C cancels the
- * running turn (and denies a pending approval); Ctrl+D or /exit leaves.
+ * `output.ts`. A spinner with the elapsed time shows while the model is asked (and says when
+ * a request is retried); replies are rendered as terminal markdown per completed block; each
+ * tool call is one line with a spinner while it runs and a short result line after;
+ * approvals are asked inline; a quiet status line follows each turn. A pasted block (bracketed
+ * paste) is one prompt; lines typed during a turn are queued and sent after it. Ctrl+C
+ * cancels the running turn (and denies a pending approval, and drops the queue); Ctrl+D or
+ * /exit leaves. With a piped stdin, chat reads it as one prompt and exits like `run`.
  *
  * @module
  */
@@ -18,11 +22,20 @@ import { EXIT } from "./errors.ts";
 import { compactionLine, gaugeLine } from "./context_gauge.ts";
 import { layersLine } from "./layers.ts";
 import { writeSync } from "./output.ts";
+import { addUsage, NO_USAGE, type Usage } from "../providers/types.ts";
+import { chatInput, PASTE_OFF, PASTE_ON } from "./chat_input.ts";
+import { costLine, statusLine } from "./chat_status.ts";
+import { markdownRenderer, markdownStream } from "./markdown.ts";
+import { costOf } from "./prices.ts";
+import { pickSession } from "./session_picker.ts";
+import { RUN_EXIT } from "./run.ts";
 import { undoInChat } from "./undo.ts";
 
+/**
+ * Lines that arrive this close together without bracketed paste (a terminal that does not
+ * offer it, or tmux `send-keys`) are taken as one pasted prompt.
+ */
 const PASTE_GAP_MS = 25;
-/** Share of the window from which the gauge is printed after each turn. */
-const GAUGE_FROM = 0.5;
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 function paint(color: boolean, code: string, text: string): string {
@@ -56,17 +69,31 @@ export function resultSummary(name: string, output: string, isError: boolean): s
   return name === "bash" ? `exit 0 · ${count}` : count;
 }
 
-const HELP = `Commands:
-  /help       this list
-  /tools      the tools the model can call
-  /approver   the approval policy in force
-  /session    this session's id (resume it with: rousseau chat --session ID)
-  /context    how much of the model's context window the conversation takes
-  /compact    summarise the conversation so far to free context (the session keeps it all)
-  /undo       put back the files the last turn changed (/undo --force: over later edits)
-  /exit       leave (Ctrl+D does the same)
-Ctrl+C cancels the running turn; at an approval prompt it denies the call.
-`;
+/** Chat's slash commands, in /help's order; each answers locally unless it says otherwise. */
+const COMMANDS: readonly { readonly name: string; readonly help: string }[] = [
+  { name: "/help", help: "this list" },
+  { name: "/tools", help: "the tools the model can call" },
+  { name: "/approver", help: "the approval policy in force" },
+  { name: "/session", help: "this session's id (resume it with: rousseau chat --session ID)" },
+  { name: "/context", help: "how much of the model's context window the conversation takes" },
+  {
+    name: "/compact",
+    help: "summarise the conversation so far to free context (the session keeps it all)",
+  },
+  { name: "/cost", help: "tokens and cost of this chat so far (for models with a known price)" },
+  { name: "/clear", help: "start a new, empty session with the same settings" },
+  { name: "/model NAME", help: "send the next turns to model NAME (bare: show the model)" },
+  {
+    name: "/undo",
+    help: "put back the files the last turn changed (/undo --force: over later edits)",
+  },
+  { name: "/exit", help: "leave (Ctrl+D does the same)" },
+];
+
+const HELP = "Commands:\n" +
+  COMMANDS.map((c) => `  ${c.name.padEnd(12)}${c.help}\n`).join("") +
+  "Ctrl+C cancels the running turn; at an approval prompt it denies the call.\n" +
+  "Lines typed while a turn runs are sent after it; a pasted block is one prompt.\n";
 
 async function loadHistory(path: string): Promise<string[]> {
   try {
@@ -76,19 +103,48 @@ async function loadHistory(path: string): Promise<string[]> {
   }
 }
 
+/** `retrying in 2s (429)`: the spinner's label while a request waits to be retried. */
+export function retryLabel(delayMs: number, reason: string): string {
+  const status = reason.match(/status (\d{3})/)?.[1];
+  const why = status ?? reason.replace(/^[^:]*: /, "").split(";", 1)[0]!.slice(0, 40);
+  return `retrying in ${Math.max(1, Math.round(delayMs / 1000))}s (${why})`;
+}
+
+/** The exit code of a piped chat's one turn, as `run` would give it. */
+function exitOf(subtype: string, denials: number): number {
+  if (subtype === "success") return denials > 0 ? RUN_EXIT.denied : EXIT.ok;
+  if (subtype === "error_max_iterations") return RUN_EXIT.budget;
+  return EXIT.failure;
+}
+
 /** Runs the chat REPL and returns its exit code. */
 export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promise<number> {
-  const color = Deno.stdout.isTerminal() && !Deno.env.get("NO_COLOR");
+  const tty = Deno.stdout.isTerminal();
+  const color = tty && !Deno.env.get("NO_COLOR");
+  const piped = !Deno.stdin.isTerminal();
   const out = (text: string) => writeSync("stdout", text);
   let turn: AbortController | undefined;
   /** A line wanted by an approval prompt, if one is waiting. */
   let waiting: ((line: string | undefined) => void) | undefined;
-  let spinner: { stop(): void; pause(): void; resume(): void } | undefined;
+  let spinner:
+    | { stop(): void; pause(): void; resume(): void; label(text: string): void }
+    | undefined;
+
+  // A piped stdin is the prompt, read whole before anything else; approvals cannot be asked
+  // (stdin is spent), so a call that needs one is denied, as in `run`.
+  const pipedPrompt = piped ? await new Response(Deno.stdin.readable).text() : undefined;
+  if (pipedPrompt !== undefined && pipedPrompt.trim() === "") {
+    writeSync(
+      "stderr",
+      'rousseau: chat: stdin is not a terminal and holds no prompt (pipe one: echo "fix the test" | rousseau chat)\n',
+    );
+    return EXIT.usage;
+  }
 
   const readLine = () =>
     new Promise<string | undefined>((resolve) => {
       waiting = resolve;
-      rl.resume();
+      rl?.resume();
     });
   const operator = createPromptOperator({
     write: (text) => {
@@ -104,26 +160,22 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
     readFile: (path) => Deno.readTextFile(path).catch(() => undefined),
     color,
   });
-  await using agent = await openAgent("chat", flags, { operator });
-  const { sessionId, provider, layers } = agent;
+  await using agent = await openAgent("chat", flags, {
+    ...(piped ? {} : { operator }),
+    ...(tty && !piped ? { pickSession } : {}),
+  });
   const historyPath = join(agent.config.stateDir, "chat_history");
   const history = await loadHistory(historyPath);
 
+  const header = (note = "") =>
+    `${
+      paint(color, "1", "rousseau")
+    } ${agent.provider.name}/${agent.provider.model} · session ${agent.sessionId}${note}\n`;
   out(
-    `${paint(color, "1", "rousseau")} ${provider.name}/${provider.model} · session ${sessionId}\n` +
-      paint(color, "2", layersLine(layers).replace(/^rousseau: /, "")) + "\n" +
-      paint(color, "2", "Type a task, /help for commands, Ctrl+D to leave.") + "\n",
+    header() +
+      paint(color, "2", layersLine(agent.layers).replace(/^rousseau: /, "")) + "\n" +
+      (piped ? "" : paint(color, "2", "Type a task, /help for commands, Ctrl+D to leave.") + "\n"),
   );
-
-  const rl: Interface = createInterface({
-    input: process.stdin,
-    output: process.stdout,
-    terminal: Deno.stdin.isTerminal(),
-    history,
-    historySize: 500,
-    removeHistoryDuplicates: true,
-    prompt: paint(color, "36", "› "),
-  });
 
   const startSpinner = (label: string) => {
     const started = performance.now();
@@ -134,7 +186,7 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
       out(`\r\x1b[2K${paint(color, "36", SPINNER[frame++ % SPINNER.length]!)} ${label}  ${secs}s`);
     };
     const resume = () => {
-      if (!Deno.stdout.isTerminal() || timer !== undefined) return;
+      if (!tty || timer !== undefined) return;
       draw();
       timer = setInterval(draw, 100);
     };
@@ -145,37 +197,77 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
       out("\r\x1b[2K");
     };
     resume();
-    return { pause, resume, stop: pause };
+    return {
+      pause,
+      resume,
+      stop: pause,
+      label(text: string) {
+        label = text;
+      },
+    };
   };
+  /** The spinner shown while the model is asked, until its first token arrives. */
+  let waitingForModel = false;
+  let retryTimer: ReturnType<typeof setTimeout> | undefined;
+  const modelSpinner = () => {
+    if (!tty) return;
+    spinner?.stop();
+    spinner = startSpinner("thinking");
+    waitingForModel = true;
+  };
+  const stopModelSpinner = () => {
+    if (!waitingForModel) return;
+    waitingForModel = false;
+    if (retryTimer !== undefined) clearTimeout(retryTimer);
+    retryTimer = undefined;
+    spinner?.stop();
+    spinner = undefined;
+  };
+
+  // Markdown on a terminal (plain layout without colour); as streamed when piped elsewhere.
+  const render = markdownRenderer({ color, width: () => process.stdout.columns ?? 80 });
+  const reply = markdownStream(render, out);
 
   let midLine = false;
   /** The last thing shown was reasoning (dimmed). */
   let thinking = false;
   /** Labels of the calls still running, by id; read-only calls run several at a time. */
   const running = new Map<string, string>();
+  const endReply = () => {
+    if (tty) reply.flush();
+  };
   const onEvent = (event: AgentEvent) => {
     switch (event.type) {
       case "text":
+        stopModelSpinner();
         if (thinking) {
           // The answer starts on its own line after the dimmed reasoning.
           thinking = false;
           if (midLine) out("\n");
+          midLine = false;
         }
-        out(event.text);
-        midLine = !event.text.endsWith("\n");
+        if (tty) reply.push(event.text);
+        else {
+          out(event.text);
+          midLine = !event.text.endsWith("\n");
+        }
         break;
       case "thinking":
+        stopModelSpinner();
+        endReply();
         thinking = true;
         out(paint(color, "2", event.text));
         midLine = !event.text.endsWith("\n");
         break;
       case "tool_use": {
+        stopModelSpinner();
+        endReply();
         if (midLine) out("\n");
         midLine = false;
         thinking = false;
         const label = `→ ${event.name}  ${callSummary(event.name, event.input)}`;
         running.set(event.id, label);
-        if (Deno.stdout.isTerminal()) {
+        if (tty) {
           // One spinner at a time: a second one would keep redrawing after its call ended.
           spinner?.stop();
           spinner = startSpinner(label);
@@ -187,30 +279,73 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
         spinner = undefined;
         const label = running.get(event.toolUseId) ?? `→ ${event.name}`;
         running.delete(event.toolUseId);
-        if (Deno.stdout.isTerminal()) out(`\r\x1b[2K${label}\n`);
+        if (tty) out(`\r\x1b[2K${label}\n`);
         const secs = (event.durationMs / 1000).toFixed(1);
         const summary = `← ${resultSummary(event.name, event.output, event.isError)} · ${secs}s`;
         out((event.isError ? paint(color, "31", summary) : paint(color, "2", summary)) + "\n");
         const still = [...running.values()].at(-1);
-        if (still !== undefined && Deno.stdout.isTerminal()) spinner = startSpinner(still);
+        if (still !== undefined && tty) spinner = startSpinner(still);
+        // The last result is in: the model is asked again.
+        if (still === undefined) modelSpinner();
         break;
       }
       case "retry":
-        out(paint(color, "33", `\n(${event.reason}; retrying in ${event.delayMs} ms)\n`));
+        if (tty && waitingForModel) {
+          spinner?.label(retryLabel(event.delayMs, event.reason));
+          if (retryTimer !== undefined) clearTimeout(retryTimer);
+          retryTimer = setTimeout(() => {
+            retryTimer = undefined;
+            spinner?.label(`thinking (attempt ${event.attempt + 1})`);
+          }, event.delayMs);
+        } else {
+          endReply();
+          out(paint(color, "33", `\n(${event.reason}; retrying in ${event.delayMs} ms)\n`));
+        }
         break;
       case "compaction":
+        endReply();
         if (midLine) out("\n");
         midLine = false;
+        if (waitingForModel) spinner?.pause();
         out(paint(color, "2", `(${compactionLine(event)})`) + "\n");
+        if (waitingForModel) spinner?.resume();
         break;
     }
   };
 
+  const gauge = () =>
+    gaugeLine(agent.context.window, agent.context.used, agent.context.compactions);
+
+  /** What this chat spent: every turn's usage, and its cost while every model had a price. */
+  let spent: Usage = NO_USAGE;
+  let cost: number | undefined = 0;
+  const models = new Set<string>();
+  /** Summary requests of compactions count too (the manager keeps their total). */
+  let summarySeen: Usage = agent.context.summaryUsage;
+  const account = (usage: Usage) => {
+    const summary = agent.context.summaryUsage;
+    const extra: Usage = {
+      inputTokens: summary.inputTokens - summarySeen.inputTokens,
+      outputTokens: summary.outputTokens - summarySeen.outputTokens,
+      cacheReadTokens: summary.cacheReadTokens - summarySeen.cacheReadTokens,
+      cacheWriteTokens: summary.cacheWriteTokens - summarySeen.cacheWriteTokens,
+    };
+    summarySeen = summary;
+    const total = addUsage(usage, extra);
+    const model = agent.provider.model;
+    models.add(model);
+    spent = addUsage(spent, total);
+    const turnCost = costOf(model, total);
+    cost = cost === undefined || turnCost === undefined ? undefined : cost + turnCost;
+    return { total, turnCost };
+  };
+
   const slash = (line: string): boolean | Promise<boolean> => {
-    const [command] = line.trim().split(/\s+/, 1);
+    const [command, ...rest] = line.trim().split(/\s+/);
+    const arg = rest.join(" ");
     switch (command) {
       case "/undo":
-        return undoInChat(agent.config, sessionId, line, out, color).then(() => true);
+        return undoInChat(agent.config, agent.sessionId, line, out, color).then(() => true);
       case "/help":
         out(HELP);
         return true;
@@ -235,14 +370,43 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
         return true;
       }
       case "/session":
-        out(`session ${sessionId} (${agent.messages.length} messages)\n`);
+        out(`session ${agent.sessionId} (${agent.messages.length} messages)\n`);
         return true;
       case "/context":
         out(gauge() + "\n");
         return true;
+      case "/cost":
+        out(costLine(spent, cost, models.size === 0 ? [agent.provider.model] : [...models]) + "\n");
+        return true;
+      case "/clear": {
+        const before = agent.sessionId;
+        agent.clear();
+        summarySeen = agent.context.summaryUsage;
+        out(
+          paint(
+            color,
+            "2",
+            `(new session ${agent.sessionId}; the last one is kept: rousseau chat --session ${before})`,
+          ) + "\n",
+        );
+        return true;
+      }
+      case "/model":
+        if (arg === "") {
+          out(`model ${agent.provider.name}/${agent.provider.model}\n`);
+          return true;
+        }
+        try {
+          agent.useModel(arg);
+          summarySeen = agent.context.summaryUsage;
+          out(paint(color, "2", `(the next turns go to ${agent.provider.name}/${arg})`) + "\n");
+        } catch (error) {
+          out(paint(color, "31", `/model: ${(error as Error).message}`) + "\n");
+        }
+        return true;
       case "/exit":
       case "/quit":
-        rl.close();
+        rl?.close();
         return true;
       default:
         if (command?.startsWith("/")) {
@@ -253,14 +417,12 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
     }
   };
 
-  const gauge = () =>
-    gaugeLine(agent.context.window, agent.context.used, agent.context.compactions);
-
   /** `/compact`: one summary request now; Ctrl+C cancels it. */
   const compactNow = async () => {
     turn = new AbortController();
     try {
       const done = await agent.compact(AbortSignal.any([signal, turn.signal]));
+      account(NO_USAGE);
       out(
         paint(
           color,
@@ -280,38 +442,49 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
     turn = new AbortController();
     const turnSignal = AbortSignal.any([signal, turn.signal]);
     midLine = false;
+    thinking = false;
+    modelSpinner();
     const result = await agent.turn(text, turnSignal, onEvent);
+    stopModelSpinner();
     spinner?.stop();
     spinner = undefined;
     running.clear();
+    endReply();
     if (midLine) out("\n");
+    midLine = false;
     if (result.subtype === "cancelled") out(paint(color, "33", "(cancelled)") + "\n");
     else if (result.subtype !== "success") out(paint(color, "31", result.result) + "\n");
-    // The gauge shows itself once the context matters: half the window or more.
-    const window = agent.context.window;
-    if (window !== undefined && agent.context.used >= window * GAUGE_FROM) {
-      out(paint(color, "2", `(${gauge()})`) + "\n");
+    const { total, turnCost } = account(result.usage);
+    // The quiet line: what the turn read and wrote, the context, and the cost when known.
+    if (tty) {
+      out(paint(color, "2", statusLine(total, agent.context, turnCost)) + "\n");
     }
     turn = undefined;
+    return result;
   };
+
+  if (pipedPrompt !== undefined) {
+    const text = pipedPrompt.replace(/\n+$/, "");
+    out(`› ${text}\n`);
+    const result = await runPrompt(text);
+    if (signal.aborted) return EXIT.failure; // main turns this into 130 or 143
+    return exitOf(result.subtype, result.denials.length);
+  }
 
   const done = Promise.withResolvers<void>();
   let pending: string[] = [];
+  /** Prompts typed or pasted while a turn ran, sent one after another when it ends. */
+  let queued: string[] = [];
   let flushTimer: ReturnType<typeof setTimeout> | undefined;
   let busy = false;
-  const submit = async () => {
-    flushTimer = undefined;
-    const text = pending.join("\n");
-    pending = [];
-    if (text.trim() === "") {
-      rl.prompt();
-      return;
-    }
+  let closed = false;
+  const prompt = paint(color, "36", "› ");
+
+  const send = async (text: string) => {
     await Deno.writeTextFile(historyPath, text.replace(/\n/g, " ") + "\n", { append: true })
       .catch(() => {});
     if (text.trim() === "/compact") {
       busy = true;
-      if (!Deno.stdin.isTerminal()) rl.pause();
       try {
         await compactNow();
       } finally {
@@ -319,21 +492,76 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
       }
     } else if (!(await slash(text))) {
       busy = true;
-      // A paused terminal reads no keys, so Ctrl+C could not cancel the turn; lines typed
-      // meanwhile are dropped by the "line" handler instead.
-      if (!Deno.stdin.isTerminal()) rl.pause();
       try {
         await runPrompt(text);
       } finally {
         busy = false;
       }
     }
+  };
+  const submit = async (text: string) => {
+    if (text.trim() !== "") await send(text);
+    // What was typed meanwhile goes next, shown as if typed at the prompt.
+    while (!closed && queued.length > 0) {
+      const next = queued.shift()!;
+      out(prompt + next + "\n");
+      await send(next);
+    }
     if (!closed) {
-      rl.resume();
-      rl.prompt();
+      rl!.resume();
+      rl!.prompt();
     }
   };
-  let closed = false;
+  const flushPending = () => {
+    flushTimer = undefined;
+    const text = pending.join("\n");
+    pending = [];
+    void submit(text);
+  };
+  const enqueue = (text: string) => {
+    if (text.trim() === "") return;
+    queued.push(text);
+    spinner?.pause();
+    out(paint(color, "2", `(queued, sent after this turn: ${text.split("\n", 1)[0]})`) + "\n");
+    spinner?.resume();
+  };
+
+  /** A bracketed paste: one line goes into the line being edited; a block is one prompt. */
+  const onPaste = (text: string) => {
+    if (waiting !== undefined) {
+      input.type(text.split("\n", 1)[0]!);
+      return;
+    }
+    const block = text.replace(/\n+$/, "");
+    if (!block.includes("\n") && !text.endsWith("\n")) {
+      input.type(block);
+      return;
+    }
+    const typedSoFar = rl!.line;
+    const whole = typedSoFar + block;
+    if (busy) {
+      enqueue(whole);
+      return;
+    }
+    // Clear readline's line (Ctrl+U) and show the block under the prompt as sent.
+    input.type("\x15");
+    out(whole + "\n");
+    rl!.pause();
+    void submit(whole);
+  };
+  const input = chatInput(onPaste);
+
+  const rl: Interface = createInterface({
+    input: input.stream,
+    output: process.stdout,
+    terminal: true,
+    history,
+    historySize: 500,
+    removeHistoryDuplicates: true,
+    prompt,
+  });
+  if (tty) out(PASTE_ON);
+
   rl.on("line", (line: string) => {
     if (waiting !== undefined) {
       const resolve = waiting;
@@ -341,11 +569,15 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
       resolve(line);
       return;
     }
-    if (busy) return; // typed while a turn runs: ignored, like a terminal that is busy
-    // Lines that arrive together are one pasted prompt.
+    if (busy) {
+      // Typed while a turn runs: kept, and sent when the turn ends.
+      enqueue(line);
+      return;
+    }
+    // Lines that arrive together without bracketed paste are one pasted prompt.
     pending.push(line);
     if (flushTimer !== undefined) clearTimeout(flushTimer);
-    flushTimer = setTimeout(() => void submit(), PASTE_GAP_MS);
+    flushTimer = setTimeout(flushPending, PASTE_GAP_MS);
   });
   rl.on("SIGINT", () => {
     if (waiting !== undefined) {
@@ -354,6 +586,11 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
       resolve(undefined);
     }
     if (turn !== undefined) {
+      if (queued.length > 0) {
+        spinner?.pause();
+        out(paint(color, "2", `(dropped ${queued.length} queued prompt(s))`) + "\n");
+        queued = [];
+      }
       turn.abort(new Error("cancelled by Ctrl+C"));
       return;
     }
@@ -369,9 +606,14 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
   });
   signal.addEventListener("abort", () => rl.close(), { once: true });
   rl.prompt();
-  await done.promise;
-  if (flushTimer !== undefined) clearTimeout(flushTimer);
-  while (busy) await new Promise((resolve) => setTimeout(resolve, 20));
+  try {
+    await done.promise;
+    if (flushTimer !== undefined) clearTimeout(flushTimer);
+    while (busy) await new Promise((resolve) => setTimeout(resolve, 20));
+  } finally {
+    if (tty) out(PASTE_OFF);
+    input.close();
+  }
   out("\n");
   return EXIT.ok;
 }

@@ -18,6 +18,7 @@ import { writeStdout } from "./output.ts";
 import { type PolicyFlags, resolvePolicy } from "./policy.ts";
 import { probeSandbox, resolveSandbox, type SandboxReport } from "./sandbox.ts";
 import { contextChecks } from "./context_doctor.ts";
+import { reachProvider } from "./reach.ts";
 
 interface Check {
   readonly ok: boolean;
@@ -198,6 +199,7 @@ export async function doctorCommand(flags: DoctorFlags): Promise<number> {
         return Promise.resolve(`${settings.name} · model ${settings.model} · ${key} · ${base}`);
       }),
     );
+    checks.push(await attempt("server", () => reachProvider(providerSettings(config, flags))));
     if (flags.online) {
       checks.push(await attempt("online", () => probe(providerSettings(config, flags))));
       checks.push(await attempt("tool call", () => toolProbe(config, flags)));

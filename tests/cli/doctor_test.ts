@@ -8,12 +8,17 @@ const KEY = { ANTHROPIC_API_KEY: "sk-ant-doctor-test-secret-value" };
 
 Deno.test("doctor lists every layer and exits 0 when all checks pass", async () => {
   await using ws = await tmpWorkspace();
-  const run = await runCli(["--workspace", ws.root, "doctor"], { env: KEY });
+  // The server line connects to the base URL: something must listen there.
+  await using server = startFakeAnthropic([]);
+  const run = await runCli(["--workspace", ws.root, "doctor"], {
+    env: { ...KEY, ANTHROPIC_BASE_URL: server.url },
+  });
   assertEquals(run.code, 0, run.stdout);
   const names = run.stdout.trimEnd().split("\n").map((line) => line.split(/\s{2,}/)[1]);
   assertEquals(names, [
     "config",
     "provider",
+    "server",
     "approver",
     "workspace",
     "instructions",
@@ -101,11 +106,13 @@ Deno.test("doctor: configured MCP servers are started and counted; one that cann
     config,
     `mcp_servers:\n  echo:\n    command: ${Deno.execPath()}\n    args: [run, --quiet, -A, ${echo}]\n`,
   );
-  let out = await runCli(["--config", config, "--workspace", ws.root, "doctor"], { env: KEY });
+  await using server = startFakeAnthropic([]);
+  const env = { ...KEY, ANTHROPIC_BASE_URL: server.url };
+  let out = await runCli(["--config", config, "--workspace", ws.root, "doctor"], { env });
   assertEquals(out.code, 0, out.stdout);
   assertMatch(out.stdout, /ok +mcp servers +echo: \d+ tools \(operator-configured processes/);
   await Deno.writeTextFile(config, "mcp_servers:\n  gone:\n    command: /nonexistent/server\n");
-  out = await runCli(["--config", config, "--workspace", ws.root, "doctor"], { env: KEY });
+  out = await runCli(["--config", config, "--workspace", ws.root, "doctor"], { env });
   assertEquals(out.code, 1);
   assertMatch(out.stdout, /FAIL +mcp servers +mcp: server "gone" is unavailable: cannot start/);
 });
@@ -114,7 +121,11 @@ Deno.test("doctor probes the sandbox from inside: no capabilities, the process l
   await using ws = await tmpWorkspace();
   const config = join(ws.outside, "walls.yaml");
   await Deno.writeTextFile(config, "tools:\n  bash:\n    sandbox: bwrap\n    max_processes: 77\n");
-  const run = await runCli(["--config", config, "--workspace", ws.root, "doctor"], { env: KEY });
+  // The server line connects to the base URL: something must listen there.
+  await using server = startFakeAnthropic([]);
+  const run = await runCli(["--config", config, "--workspace", ws.root, "doctor"], {
+    env: { ...KEY, ANTHROPIC_BASE_URL: server.url },
+  });
   assertEquals(run.code, 0, run.stdout);
   assertMatch(
     run.stdout,
@@ -132,7 +143,11 @@ Deno.test("doctor: without the sandbox it says what an unconfined bash can still
   await using ws = await tmpWorkspace();
   const config = join(ws.outside, "none.yaml");
   await Deno.writeTextFile(config, "tools:\n  bash:\n    sandbox: none\n");
-  const run = await runCli(["--config", config, "--workspace", ws.root, "doctor"], { env: KEY });
+  // The server line connects to the base URL: something must listen there.
+  await using server = startFakeAnthropic([]);
+  const run = await runCli(["--config", config, "--workspace", ws.root, "doctor"], {
+    env: { ...KEY, ANTHROPIC_BASE_URL: server.url },
+  });
   assertEquals(run.code, 0, run.stdout);
   assertMatch(
     run.stdout,

@@ -322,7 +322,10 @@ Deno.test("init: writes a commented config that loads, passes policy test, and n
   // --print writes the same file to stdout; the doctor accepts it (a key comes from env).
   out = await runCli(["--provider", "openai", "init", "--print"]);
   assertEquals(out.stdout, openai);
-  out = await runCli(["--config", path, "--workspace", ws.root, "doctor"]);
+  // The doctor connects to the base URL (127.0.0.1:11434 in the file): something must listen.
+  using listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const url = `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/v1`;
+  out = await runCli(["--config", path, "--workspace", ws.root, "--base-url", url, "doctor"]);
   assertEquals(out.code, 0, out.stdout);
   assertStringIncludes(out.stdout, `ok    config        ${path} is valid`);
 });

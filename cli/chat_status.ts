@@ -1,0 +1,43 @@
+/**
+ * Chat's quiet line after each turn and its `/cost` answer: tokens in and out, the context
+ * used, and the cost when the model has a price (cli/prices.ts).
+ *
+ * @module
+ */
+
+import type { Usage } from "../providers/types.ts";
+import { tokens } from "./context_gauge.ts";
+import { dollars } from "./prices.ts";
+
+/** `· 1.2k in · 35 out · context 1.3k / 200k (1%) · $0.0042`. */
+export function statusLine(
+  usage: Usage,
+  context: { readonly window: number | undefined; readonly used: number },
+  cost: number | undefined,
+): string {
+  const read = usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
+  const window = context.window === undefined
+    ? `context ${tokens(context.used)}`
+    : `context ${tokens(context.used)} / ${tokens(context.window)} (${
+      Math.min(100, Math.round((context.used / context.window) * 100))
+    }%)`;
+  return [
+    `· ${tokens(read)} in`,
+    `${tokens(usage.outputTokens)} out`,
+    window,
+    ...(cost === undefined ? [] : [dollars(cost)]),
+  ].join(" · ");
+}
+
+/** `/cost`: what this chat spent so far. */
+export function costLine(
+  usage: Usage,
+  cost: number | undefined,
+  models: readonly string[],
+): string {
+  const read = usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
+  const spent = cost === undefined
+    ? `no price known for ${models.join(", ")} (see cli/prices.ts)`
+    : `${dollars(cost)} at list prices`;
+  return `this chat: ${tokens(read)} tokens in, ${tokens(usage.outputTokens)} out · ${spent}`;
+}
