@@ -8,6 +8,7 @@
  * @module
  */
 
+import chalk from "chalk";
 import { Marked } from "marked";
 import { markedTerminal } from "marked-terminal";
 import { stripVTControlCharacters } from "node:util";
@@ -17,6 +18,10 @@ export type Render = (markdown: string) => string;
 
 /** A renderer for `width` columns; `color: false` gives plain text (no escape codes). */
 export function markdownRenderer(options: { color: boolean; width: () => number }): Render {
+  // marked-terminal paints through chalk's shared instance, whose level chalk guesses from
+  // the environment (a `CI` variable alone turns colour off at a real terminal). Whether to
+  // paint is chat's decision (a terminal, no NO_COLOR): say so to chalk.
+  if (options.color && chalk.level === 0) chalk.level = 1;
   return (markdown) => {
     const marked = new Marked();
     // marked-terminal's option and return types do not match marked's own; both are plain
