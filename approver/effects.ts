@@ -327,6 +327,19 @@ function hasEffects(spec: ProgramSpec): boolean {
 }
 
 /** The effects of one option (or of a program's `always`). */
+/** The effects of every option found that has one, each named `<via> <option>`. */
+function foundEffects(command: Invocation, found: readonly Found[], via: string): Effect[] {
+  return found.flatMap((option) =>
+    option.spec?.effect === undefined ? [] : optionEffects(
+      command,
+      option.spec.effect,
+      option.value,
+      `${via} ${option.key}`,
+      option.glob,
+    )
+  );
+}
+
 function optionEffects(
   command: Invocation,
   effect: OptionEffect,
@@ -706,19 +719,7 @@ function packageRunnerEffects(command: Invocation, name: string, from: number): 
   }, true);
   const out: Effect[] = [];
   const via = from === 1 ? name : `${name} ${command.argv[from - 1]}`;
-  for (const option of parsed.found) {
-    if (option.spec?.effect !== undefined) {
-      out.push(
-        ...optionEffects(
-          command,
-          option.spec.effect,
-          option.value,
-          `${via} ${option.key}`,
-          option.glob,
-        ),
-      );
-    }
-  }
+  out.push(...foundEffects(command, parsed.found, via));
   if (parsed.dynamicOption) {
     out.push({ kind: "unknown", what: `${via} runs a package computed at run time` });
   }
@@ -824,19 +825,7 @@ function gitEffects(command: Invocation): Effect[] {
   if (parsed.dynamicOption) {
     out.push({ kind: "unknown", what: `a word computed at run time could be an option of ${via}` });
   }
-  for (const option of parsed.found) {
-    if (option.spec?.effect !== undefined) {
-      out.push(
-        ...optionEffects(
-          command,
-          option.spec.effect,
-          option.value,
-          `${via} ${option.key}`,
-          option.glob,
-        ),
-      );
-    }
-  }
+  out.push(...foundEffects(command, parsed.found, via));
   if (spec.always !== undefined) out.push(...optionEffects(command, spec.always, undefined, via));
   const gitdir: Effect = write(".git", true, via, command);
   const worktree: Effect = write(".", true, via, command);
@@ -1772,19 +1761,7 @@ function makeEffects(command: Invocation, name: string): Effect[] {
       what: `a word computed at run time could be an option of ${name}`,
     });
   }
-  for (const option of parsed.found) {
-    if (option.spec?.effect !== undefined) {
-      out.push(
-        ...optionEffects(
-          command,
-          option.spec.effect,
-          option.value,
-          `${name} ${option.key}`,
-          option.glob,
-        ),
-      );
-    }
-  }
+  out.push(...foundEffects(command, parsed.found, name));
   for (const operand of parsed.operands) {
     const variable = /^([^=:+?]+)(:{0,3}=|\+=|\?=|!=)/.exec(operand.text)?.[1];
     if (variable !== undefined) {
