@@ -16,7 +16,7 @@
  * @module
  */
 
-import type { StartedWorker } from "../tools/mod.ts";
+import { type StartedWorker, startToolWorker } from "../tools/worker_start.ts";
 
 /** Global options that take a value (cli/mod.ts), besides the three read here. */
 const VALUE_FLAGS = new Set([
@@ -33,7 +33,7 @@ const VALUE_FLAGS = new Set([
 /** Options whose value changes the grants or the config; the guess gives up if seen again. */
 const SHAPING = ["--config", "--workspace", "--add-dir"];
 
-let early: Promise<StartedWorker | undefined> | undefined;
+let early: StartedWorker | undefined;
 
 /**
  * The `--config`, `--workspace` and `--add-dir` values of `[global options] tool NAME ...`
@@ -98,23 +98,22 @@ function guessPermissions(flags: { workspace?: string; addDir?: string[] }) {
 
 /**
  * Starts the tool worker for `args` when they are a `tool` call, with the grants guessed
- * from the words alone; else does nothing. Resolves once the worker is started, never
- * rejects.
+ * from the words alone; else does nothing. Never throws: a worker that cannot start here
+ * is started again, and its error reported, by `createWorkerHost`.
  */
-export async function startEarlyWorker(args: readonly string[]): Promise<void> {
+export function startEarlyWorker(args: readonly string[]): void {
   const flags = guessToolFlags(args);
-  if (flags === undefined) return;
-  const permissions = guessPermissions(flags);
-  const worker = permissions === undefined
-    ? Promise.resolve(undefined)
-    : import("../tools/worker_host.ts").then(({ startToolWorker }) => startToolWorker(permissions))
-      .catch(() => undefined);
-  early = worker;
-  await worker;
+  const permissions = flags === undefined ? undefined : guessPermissions(flags);
+  if (permissions === undefined) return;
+  try {
+    early = startToolWorker(permissions);
+  } catch {
+    early = undefined;
+  }
 }
 
 /** The worker started early, taken once (the taker hands it on or terminates it). */
-export function takeEarlyWorker(): Promise<StartedWorker | undefined> | undefined {
+export function takeEarlyWorker(): StartedWorker | undefined {
   const taken = early;
   early = undefined;
   return taken;

@@ -15,8 +15,15 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
-// Each command's implementation is imported when that command runs, so start-up loads only
-// the argument parser and what the chosen command needs.
+/**
+ * A command's module, imported when that command runs, so start-up loads only the argument
+ * parser and what the chosen command needs. The URL is computed so that Deno does not read
+ * every command's modules before the first line runs (see main.ts).
+ */
+function load<T>(path: string): Promise<T> {
+  return import(new URL(path, import.meta.url).href);
+}
+
 function buildProgram(run: (work: () => Promise<number>) => void, signal: AbortSignal): Command {
   const program = new Command("rousseau")
     .description("A coding agent for the terminal, CI pipelines and locked-down servers.")
@@ -99,7 +106,12 @@ Examples:
     )
     .action((name: string, json: string | undefined, _opts: unknown, command: Command) => {
       run(async () =>
-        (await import("./tool.ts")).toolCommand(name, json, command.optsWithGlobals(), signal)
+        (await load<typeof import("./tool.ts")>("./tool.ts")).toolCommand(
+          name,
+          json,
+          command.optsWithGlobals(),
+          signal,
+        )
       );
     });
 
@@ -130,7 +142,11 @@ Examples:
     )
     .action((prompt: string | undefined, _opts: unknown, command: Command) => {
       run(async () =>
-        (await import("./run.ts")).runCommand(prompt, command.optsWithGlobals(), signal)
+        (await load<typeof import("./run.ts")>("./run.ts")).runCommand(
+          prompt,
+          command.optsWithGlobals(),
+          signal,
+        )
       );
     });
 
@@ -156,7 +172,12 @@ Examples:
   rousseau --provider openai --base-url http://127.0.0.1:11434/v1 --model qwen3 chat`,
     )
     .action((_opts: unknown, command: Command) => {
-      run(async () => (await import("./chat.ts")).chatCommand(command.optsWithGlobals(), signal));
+      run(async () =>
+        (await load<typeof import("./chat.ts")>("./chat.ts")).chatCommand(
+          command.optsWithGlobals(),
+          signal,
+        )
+      );
     });
 
   program.command("session")
@@ -174,7 +195,11 @@ Examples:
     )
     .action((action: string, id: string | undefined, _opts: unknown, command: Command) => {
       run(async () =>
-        (await import("./session.ts")).sessionCommand(action, id, command.optsWithGlobals())
+        (await load<typeof import("./session.ts")>("./session.ts")).sessionCommand(
+          action,
+          id,
+          command.optsWithGlobals(),
+        )
       );
     });
 
@@ -199,7 +224,12 @@ Examples:
   rousseau undo 3f2a --turns 2 --json`,
     )
     .action((session: string | undefined, _opts: unknown, command: Command) => {
-      run(async () => (await import("./undo.ts")).undoCommand(session, command.optsWithGlobals()));
+      run(async () =>
+        (await load<typeof import("./undo.ts")>("./undo.ts")).undoCommand(
+          session,
+          command.optsWithGlobals(),
+        )
+      );
     });
 
   program.command("mcp")
@@ -216,7 +246,12 @@ Examples:
   rousseau --workspace /srv/app --allow edit --allow 'bash:^\\{"command":"npm test"' mcp`,
     )
     .action((_opts: unknown, command: Command) => {
-      run(async () => (await import("./mcp.ts")).mcpCommand(command.optsWithGlobals(), signal));
+      run(async () =>
+        (await load<typeof import("./mcp.ts")>("./mcp.ts")).mcpCommand(
+          command.optsWithGlobals(),
+          signal,
+        )
+      );
     });
 
   program.command("tools")
@@ -232,7 +267,11 @@ Examples:
   rousseau --config config.yaml tools --json | jq -r '.[].name'`,
     )
     .action((_opts: unknown, command: Command) => {
-      run(async () => (await import("./tools.ts")).toolsCommand(command.optsWithGlobals()));
+      run(async () =>
+        (await load<typeof import("./tools.ts")>("./tools.ts")).toolsCommand(
+          command.optsWithGlobals(),
+        )
+      );
     });
 
   program.command("init")
@@ -251,7 +290,9 @@ Examples:
   rousseau init --print > /etc/rousseau/config.yaml`,
     )
     .action((_opts: unknown, command: Command) => {
-      run(async () => (await import("./init.ts")).initCommand(command.optsWithGlobals()));
+      run(async () =>
+        (await load<typeof import("./init.ts")>("./init.ts")).initCommand(command.optsWithGlobals())
+      );
     });
 
   program.command("doctor")
@@ -265,7 +306,11 @@ Examples:
       "\nExit codes: 0 every check passed, 1 a check failed.\n\nExamples:\n  rousseau --config policy.yaml doctor\n  rousseau --provider openai --base-url http://127.0.0.1:11434/v1 doctor --online",
     )
     .action((_opts: unknown, command: Command) => {
-      run(async () => (await import("./doctor.ts")).doctorCommand(command.optsWithGlobals()));
+      run(async () =>
+        (await load<typeof import("./doctor.ts")>("./doctor.ts")).doctorCommand(
+          command.optsWithGlobals(),
+        )
+      );
     });
 
   program.command("policy")
@@ -291,7 +336,11 @@ Examples:
     )
     .action((action: string, args: string[], _opts: unknown, command: Command) => {
       run(async () =>
-        (await import("./policy_cmd.ts")).policyCommand(action, args, command.optsWithGlobals())
+        (await load<typeof import("./policy_cmd.ts")>("./policy_cmd.ts")).policyCommand(
+          action,
+          args,
+          command.optsWithGlobals(),
+        )
       );
     });
 
@@ -317,7 +366,11 @@ Examples:
     )
     .action((action: string, file: string | undefined, _opts: unknown, command: Command) => {
       run(async () =>
-        (await import("./audit_cmd.ts")).auditCommand(action, file, command.optsWithGlobals())
+        (await load<typeof import("./audit_cmd.ts")>("./audit_cmd.ts")).auditCommand(
+          action,
+          file,
+          command.optsWithGlobals(),
+        )
       );
     });
 
@@ -334,7 +387,12 @@ Examples:
     )
     .action((shell: string) => {
       run(async () => {
-        await writeStdout((await import("./completion.ts")).completionScript(shell, program));
+        await writeStdout(
+          (await load<typeof import("./completion.ts")>("./completion.ts")).completionScript(
+            shell,
+            program,
+          ),
+        );
         return EXIT.ok;
       });
     });

@@ -91,7 +91,7 @@ export async function toolCommand(
   try {
     const config = await loadConfig(flags.config);
     return await callWith(name, json, flags, signal, config, async (context) => {
-      const taken = await started;
+      const taken = started;
       started = undefined;
       return await createWorkerHost({
         ...context,
@@ -101,7 +101,7 @@ export async function toolCommand(
     });
   } finally {
     // Not taken (an error before the host was created): stop it.
-    started?.then((w) => w?.terminate());
+    started?.terminate();
   }
 }
 

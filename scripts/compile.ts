@@ -23,6 +23,9 @@ export const TARGETS: readonly string[] = [
 
 const REPO = fileURLToPath(new URL("../", import.meta.url));
 
+/** The directories whose modules the program may import at run time. */
+export const SOURCE_DIRS: readonly string[] = ["agent", "approver", "cli", "providers", "tools"];
+
 /** The `deno compile` arguments for `target`, writing `output`. */
 export function compileArgs(target: string, output: string): string[] {
   return [
@@ -34,9 +37,10 @@ export function compileArgs(target: string, output: string): string[] {
     target,
     "--output",
     output,
-    // The tool worker is started by URL, which the module graph does not show.
-    "--include",
-    `${REPO}tools/worker.ts`,
+    // The tool worker and every command's module are loaded by computed URLs (see main.ts),
+    // which the module graph does not show: include the source directories whole (deno
+    // compile analyses the modules of an included directory).
+    ...SOURCE_DIRS.flatMap((dir) => ["--include", `${REPO}${dir}`]),
     `${REPO}main.ts`,
   ];
 }

@@ -23,13 +23,11 @@ export { parseFields, requireAbsolute, requireNonEmpty, requirePresent } from ".
 export {
   createWorkerHost,
   derivePermissions,
-  type StartedWorker,
-  startToolWorker,
   type WorkerHost,
   type WorkerHostOptions,
-  type WorkerPermissions,
   workerPermissions,
 } from "./worker_host.ts";
+export { type StartedWorker, startToolWorker, type WorkerPermissions } from "./worker_start.ts";
 export {
   DEFAULT_HIDDEN,
   type HiddenPath,

@@ -18,18 +18,12 @@ import { CANCEL_GRACE_MS, type ToolHost } from "./host.ts";
 import type { WorkerReply, WorkerRequest } from "./worker.ts";
 import type { JsonSchemaObject, Limits, ToolResult, Workspace } from "./types.ts";
 import type { Sandbox } from "./_sandbox.ts";
-
-/** Runtime grants of the worker, as `Deno.PermissionOptionsObject` takes them. */
-export interface WorkerPermissions {
-  readonly read: readonly string[];
-  readonly write: readonly string[];
-  readonly run: readonly string[];
-  readonly net: false;
-  readonly env: false;
-  readonly ffi: false;
-  readonly sys: false;
-  readonly import: false;
-}
+import {
+  claimWorker,
+  type StartedWorker,
+  startToolWorker,
+  type WorkerPermissions,
+} from "./worker_start.ts";
 
 /** Options of `createWorkerHost`. */
 export interface WorkerHostOptions {
@@ -50,16 +44,6 @@ export interface WorkerHostOptions {
   readonly started?: StartedWorker;
 }
 
-/** A tool worker that is loading its modules and has not been sent `init` yet. */
-export interface StartedWorker {
-  /** The grants it runs with. */
-  readonly permissions: WorkerPermissions;
-  /** Stops it (a no-op once a host has taken it over). */
-  terminate(): void;
-}
-
-const workers = new WeakMap<StartedWorker, { worker: Worker; error?: string; taken: boolean }>();
-
 /** The grants of the worker `createWorkerHost(options)` starts. */
 export function workerPermissions(
   options: Pick<WorkerHostOptions, "workspace" | "sandbox" | "modules" | "permissions">,
@@ -75,47 +59,6 @@ export function workerPermissions(
       ...modules.filter((m) => m.startsWith("file:")).map((m) => fromFileUrl(m)),
     ],
   };
-}
-
-/**
- * Starts a tool worker with `permissions`; it loads the tools while the caller goes on.
- * Hand it to `createWorkerHost` (which checks the grants) or terminate it.
- */
-export function startToolWorker(permissions: WorkerPermissions): StartedWorker {
-  const worker = new Worker(new URL("./worker.ts", import.meta.url), {
-    type: "module",
-    deno: {
-      permissions: {
-        ...permissions,
-        read: [...permissions.read],
-        write: permissions.write.length === 0 ? false : [...permissions.write],
-        run: permissions.run.length === 0 ? false : [...permissions.run],
-      },
-    },
-  } as WorkerOptions);
-  const started: StartedWorker = {
-    permissions: structuredClone(permissions),
-    terminate() {
-      const state = workers.get(started);
-      if (state !== undefined && !state.taken) {
-        state.taken = true;
-        worker.terminate();
-      }
-    },
-  };
-  const state: { worker: Worker; error?: string; taken: boolean } = { worker, taken: false };
-  // Until a host takes it over, a load error is kept for the host to report.
-  worker.onerror = (event: ErrorEvent) => {
-    event.preventDefault();
-    state.error ??= event.message;
-  };
-  workers.set(started, state);
-  return started;
-}
-
-/** Whether two grant sets are the same, list by list and entry by entry. */
-function sameGrants(a: WorkerPermissions, b: WorkerPermissions): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
 }
 
 /** A worker-backed host and the registry of what the worker offers. */
@@ -153,22 +96,11 @@ export function derivePermissions(
 export async function createWorkerHost(options: WorkerHostOptions): Promise<WorkerHost> {
   const modules = options.modules ?? [];
   const permissions = workerPermissions(options);
-  const early = options.started === undefined ? undefined : workers.get(options.started);
-  let worker: Worker;
-  let earlyError: string | undefined;
-  if (
-    early !== undefined && !early.taken && sameGrants(options.started!.permissions, permissions)
-  ) {
-    early.taken = true;
-    worker = early.worker;
-    earlyError = early.error;
-  } else {
-    options.started?.terminate();
-    const fresh = startToolWorker(permissions);
-    const state = workers.get(fresh)!;
-    state.taken = true;
-    worker = state.worker;
-  }
+  // The worker started early, if it runs with exactly these grants; else a new one.
+  const claimed = (options.started && claimWorker(options.started, permissions)) ??
+    claimWorker(startToolWorker(permissions), permissions)!;
+  const worker = claimed.worker;
+  const earlyError = claimed.error;
   const pending = new Map<number, (result: ToolResult) => void>();
   /** The per-file checks of calls in flight that have one. */
   const scopes = new Map<number, (realPath: string) => Promise<boolean>>();
