@@ -1,14 +1,15 @@
 /**
  * Entry point: run the CLI and exit with its code. The only caller of `Deno.exit`.
  *
- * `version`, `--version` and `-v` alone are answered before the CLI's modules are loaded
- * (cli/version.ts); everything else imports the CLI, and `tool NAME` first starts the tool
- * worker (cli/early_worker.ts).
+ * Three paths, from the cheapest: `version`, `--version` and `-v` alone are answered before
+ * anything else loads (cli/version.ts); a plain `tool` call (cli/tool_args.ts decides which)
+ * starts the tool worker at once (cli/early_worker.ts) and runs without the argument parser;
+ * everything else goes through the full CLI (cli/mod.ts, commander).
  *
- * The CLI is imported by a computed URL: Deno reads every module a literal `import("…")`
- * names, and all of theirs, before the first line runs, which for the CLI (its commands, the
- * SDKs) cost more than the whole of `version`. The same holds for each command's module in
- * cli/mod.ts; `deno task compile` includes them by directory.
+ * Modules loaded on one path only are imported by computed URLs: Deno reads every module a
+ * literal `import("…")` names, and all of theirs, before the first line runs, which for the
+ * CLI (its commands, the SDKs) cost more than the whole of `version`. The same holds for each
+ * command's module in cli/mod.ts; `deno task compile` includes them by directory.
  *
  * @module
  */
@@ -16,6 +17,7 @@
 import { fastOutput } from "./cli/version.ts";
 import { startEarlyWorker } from "./cli/early_worker.ts";
 import { writeStderr, writeStdout } from "./cli/output.ts";
+import { parseToolArgs } from "./cli/tool_args.ts";
 
 const fast = fastOutput(Deno.args);
 if (fast !== undefined) {
@@ -27,9 +29,15 @@ if (fast !== undefined) {
   }
   Deno.exit(0);
 }
-// `tool NAME`: start the tool worker first, so that it loads the tools while this isolate
-// loads the CLI (cli/early_worker.ts).
-startEarlyWorker(Deno.args);
+const call = parseToolArgs(Deno.args);
+if (call !== undefined) {
+  // Started first: it loads the tools on its own thread while this isolate loads its own.
+  startEarlyWorker(call);
+  const tool: typeof import("./cli/tool.ts") = await import(
+    new URL("./cli/tool.ts", import.meta.url).href
+  );
+  Deno.exit(await tool.toolMain(call));
+}
 const cli: typeof import("./cli/mod.ts") = await import(
   new URL("./cli/mod.ts", import.meta.url).href
 );

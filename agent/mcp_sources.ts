@@ -23,7 +23,7 @@ import {
   Registry,
   type ToolHost,
   type ToolResult,
-} from "../tools/mod.ts";
+} from "../tools/hosting.ts";
 
 /** How to start one MCP server on stdio. */
 export interface McpServerConfig {

@@ -15,7 +15,7 @@ import {
   type Decision,
   settle,
 } from "../approver/mod.ts";
-import type { Registry, ToolHost, ToolResult } from "../tools/mod.ts";
+import type { Registry, ToolHost, ToolResult } from "../tools/hosting.ts";
 import type { UndoRecorder } from "./undo_recorder.ts";
 
 /** What the gate needs. */

@@ -14,7 +14,6 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
 import { dirname } from "node:path";
 
 /** The kinds of audit events. */
@@ -100,24 +99,31 @@ interface InputFields {
  * offline dictionary attack on every short password or token that was redacted. The redacted
  * text still binds everything but the secret values.
  */
-function inputFields(input: string, secrets: readonly string[] | undefined): InputFields {
+async function inputFields(
+  input: string,
+  secrets: readonly string[] | undefined,
+): Promise<InputFields> {
   const redacted = redact(input, secrets);
   const bytes = new TextEncoder().encode(redacted);
   return {
     input: cut(redacted, MAX_INPUT),
-    "input_sha256": createHash("sha256").update(bytes).digest("hex"),
+    "input_sha256": await sha256Bytes(bytes),
     "input_bytes": bytes.length,
   };
 }
 
-/** SHA-256 of `text` (as UTF-8) in lower-case hex. */
-function sha256Sync(text: string): string {
-  return createHash("sha256").update(text, "utf8").digest("hex");
+/**
+ * SHA-256 of `bytes` in lower-case hex, by Web Crypto: `node:crypto` would load Node's
+ * compatibility layer into the CLI's start-up (about 25 ms measured) for every call.
+ */
+async function sha256Bytes(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** SHA-256 of `text` as lower-case hex. */
+/** SHA-256 of `text` (as UTF-8) in lower-case hex. */
 export function sha256(text: string): Promise<string> {
-  return Promise.resolve(sha256Sync(text));
+  return sha256Bytes(new TextEncoder().encode(text));
 }
 
 /** The `prev` of the first line of a file. */
@@ -235,14 +241,14 @@ function fieldsOf(line: string): { seq?: number; prev?: string } {
  * the log should end with: the next line starts over with an all-zero `prev`, which
  * `verifyChain` reports, instead of vouching for whatever the log now holds.
  */
-function nextLink(
+async function nextLink(
   last: string | undefined,
   head: ChainHead | string | undefined,
-): { prev: string; seq: number } {
+): Promise<{ prev: string; seq: number }> {
   const fields = last === undefined ? {} : fieldsOf(last);
   if (typeof head === "object") {
     if (last !== undefined) {
-      const hash = sha256Sync(last);
+      const hash = await sha256(last);
       if (hash === head.hash) return { prev: hash, seq: head.seq + 1 };
       if (fields.seq === head.seq + 1 && fields.prev === head.hash) {
         return { prev: hash, seq: fields.seq + 1 };
@@ -273,7 +279,7 @@ export function createAuditFile(
   // Other processes may append to the same file, so each line is written under the lock
   // after a look at the file. While it is still the file and the size this process left,
   // the last line is the one this process wrote and is not read back. The steps under the
-  // lock are synchronous (a local append takes microseconds) and one call at a time, in order.
+  // lock are a local append and two hashes (microseconds), one call at a time, in order.
   let tail: Tail | undefined;
   let queue: Promise<void> = Promise.resolve();
   let madeDir = false;
@@ -285,7 +291,7 @@ export function createAuditFile(
     return Deno.openSync(path, { read: true, write: true, create: true, mode: 0o600 });
   };
   const append = async (event: AuditEvent): Promise<void> => {
-    const recorded = inputFields(event.input, options.secrets);
+    const recorded = await inputFields(event.input, options.secrets);
     using file = open();
     // The lock is awaited: another process holding it must not stall this event loop (the
     // tool worker's confinement proofs are answered on it).
@@ -301,7 +307,7 @@ export function createAuditFile(
         prev = tail.hash;
         seq = tail.seq + 1;
       } else {
-        ({ prev, seq } = nextLink(lastLine(file, info.size), readHeadSync(path)));
+        ({ prev, seq } = await nextLink(lastLine(file, info.size), readHeadSync(path)));
       }
       const entry = {
         seq,
@@ -316,7 +322,7 @@ export function createAuditFile(
       file.seekSync(0, Deno.SeekMode.End);
       let written = 0;
       while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
-      const hash = sha256Sync(line);
+      const hash = await sha256(line);
       writeHeadSync(path, { seq, hash });
       tail = {
         dev: info.dev,
@@ -442,11 +448,11 @@ function plural(count: number, one: string, many: string): string {
  * it is not a head). `headPath` names the file in messages. A log and a head that are both
  * absent or empty pass: nothing was audited yet.
  */
-export function verifyHead(
+export async function verifyHead(
   text: string,
   head: ChainHead | string | undefined,
   headPath: string,
-): ChainBreak | undefined {
+): Promise<ChainBreak | undefined> {
   const lines = text.split("\n");
   if (lines.at(-1) === "") lines.pop();
   const count = lines.length;
@@ -472,7 +478,7 @@ export function verifyHead(
       }: the log was emptied or replaced`,
     };
   }
-  const hashes = lines.map(sha256Sync);
+  const hashes = await Promise.all(lines.map(sha256));
   const seqs = lines.map((line, i) => fieldsOf(line).seq ?? i + 1);
   const last = seqs.at(-1)!;
   if (hashes.at(-1) === head.hash && last === head.seq) return undefined;

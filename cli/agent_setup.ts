@@ -25,7 +25,7 @@ import { type ContextManager, createContextManager } from "../agent/context.ts";
 import { type Instructions, loadInstructions, withInstructions } from "../agent/instructions.ts";
 import type { Compaction } from "../agent/types.ts";
 import type { Message, Provider } from "../providers/types.ts";
-import { createWorkerHost, resolveReal, type WorkerHost } from "../tools/mod.ts";
+import { createWorkerHost, resolveReal, type WorkerHost } from "../tools/hosting.ts";
 import { type Config, defaultConfigPath, loadConfig } from "./config.ts";
 import { UsageError } from "./errors.ts";
 import { checkGrants, describeLayers, grantsFor, type Layers, mayRun } from "./layers.ts";

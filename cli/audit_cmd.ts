@@ -81,7 +81,7 @@ export async function auditCommand(
   }
   // A head given on the command line stands in for a missing head file.
   if (broken === undefined && !(head === undefined && flags.head !== undefined)) {
-    broken = verifyHead(text, head, headPath);
+    broken = await verifyHead(text, head, headPath);
   }
   if (flags.json) {
     await writeStdout(

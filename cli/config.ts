@@ -11,7 +11,7 @@ import { pathToFileURL } from "node:url";
 import type { z } from "zod";
 import { didYouMean, type PolicyConfig } from "../approver/mod.ts";
 import type { McpServerConfig } from "../agent/mcp_sources.ts";
-import { DEFAULT_LIMITS, type Limits, parseDuration } from "../tools/mod.ts";
+import { DEFAULT_LIMITS, type Limits, parseDuration } from "../tools/hosting.ts";
 import { UsageError } from "./errors.ts";
 import { writeSync } from "./output.ts";
 

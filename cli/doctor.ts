@@ -6,7 +6,7 @@
  */
 
 import type { Policy, Rule } from "../approver/mod.ts";
-import type { WorkerPermissions } from "../tools/mod.ts";
+import type { WorkerPermissions } from "../tools/hosting.ts";
 import { connectMcpServers } from "../agent/mcp_sources.ts";
 import { checkGrants, grantsFor, mayRun } from "./layers.ts";
 import { type ProviderFlags, providerFrom, providerSettings } from "./provider.ts";

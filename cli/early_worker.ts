@@ -4,9 +4,9 @@
  * tools (a second isolate, with Node's compatibility layer) while this isolate loads its own
  * modules.
  *
- * Nothing here decides anything: the words are read only to guess `--workspace` and
- * `--add-dir`, and the grants are guessed as if the config named no workspace roots and no
- * tool modules. `createWorkerHost` takes the worker only when its grants equal, entry by
+ * Nothing here decides anything: the call's `--workspace` and `--add-dir` (cli/tool_args.ts)
+ * are read only to guess the grants, as if the config named no workspace roots and no tool
+ * modules. `createWorkerHost` takes the worker only when its grants equal, entry by
  * entry, those derived after the real parse and the config; any other worker is stopped. A
  * wrong guess costs time, never a grant. The config is read where it always was (its errors
  * and warnings are unchanged).
@@ -17,67 +17,23 @@
  */
 
 import { type StartedWorker, startToolWorker } from "../tools/worker_start.ts";
-
-/** Global options that take a value (cli/mod.ts), besides the three read here. */
-const VALUE_FLAGS = new Set([
-  "--approver",
-  "--allow",
-  "--deny",
-  "--provider",
-  "--model",
-  "--base-url",
-  "--max-tokens",
-  "--log-level",
-  "--log-format",
-]);
-/** Options whose value changes the grants or the config; the guess gives up if seen again. */
-const SHAPING = ["--config", "--workspace", "--add-dir"];
+import type { ToolCall } from "./tool_args.ts";
 
 let early: StartedWorker | undefined;
-
-/**
- * The `--config`, `--workspace` and `--add-dir` values of `[global options] tool NAME ...`
- * for a NAME other than bash, or undefined for any other shape of words.
- */
-export function guessToolFlags(
-  args: readonly string[],
-): { config?: string; workspace?: string; addDir?: string[] } | undefined {
-  const flags: { config?: string; workspace?: string; addDir?: string[] } = {};
-  let i = 0;
-  for (; i < args.length; i++) {
-    const arg = args[i]!;
-    const value = args[i + 1];
-    if (arg === "tool") break;
-    if (value === undefined || value.startsWith("-")) return undefined;
-    if (arg === "--config" && flags.config === undefined) flags.config = value;
-    else if (arg === "--workspace" && flags.workspace === undefined) flags.workspace = value;
-    else if (arg === "--add-dir") flags.addDir = [...flags.addDir ?? [], value];
-    else if (!VALUE_FLAGS.has(arg)) return undefined;
-    i++;
-  }
-  const name = args[i + 1];
-  if (i >= args.length || name === undefined || name.startsWith("-") || name === "bash") {
-    return undefined;
-  }
-  for (const arg of args.slice(i + 2)) {
-    if (arg === "--") break;
-    if (SHAPING.some((flag) => arg === flag || arg.startsWith(`${flag}=`))) return undefined;
-    if (arg === "-h" || arg === "--help") return undefined;
-  }
-  return flags;
-}
 
 /**
  * The grants `createWorkerHost` will derive when the config names no workspace roots and no
  * tool modules: read and write on the real paths of `--workspace` (else the start
  * directory) and every `--add-dir`, run on /bin/sh. Undefined when a root does not resolve.
  */
-function guessPermissions(flags: { workspace?: string; addDir?: string[] }) {
+function guessPermissions(flags: ToolCall["flags"]) {
   const init = Deno.env.get("INIT_CWD");
   const base = init !== undefined && init.startsWith("/") ? init : Deno.cwd();
   const roots: string[] = [];
   try {
-    for (const dir of [flags.workspace ?? base, ...flags.addDir ?? []]) {
+    const workspace = typeof flags.workspace === "string" ? flags.workspace : base;
+    const more = Array.isArray(flags.addDir) ? flags.addDir : [];
+    for (const dir of [workspace, ...more]) {
       const real = Deno.realPathSync(dir.startsWith("/") ? dir : `${base}/${dir}`);
       if (!roots.includes(real)) roots.push(real);
     }
@@ -97,13 +53,13 @@ function guessPermissions(flags: { workspace?: string; addDir?: string[] }) {
 }
 
 /**
- * Starts the tool worker for `args` when they are a `tool` call, with the grants guessed
- * from the words alone; else does nothing. Never throws: a worker that cannot start here
- * is started again, and its error reported, by `createWorkerHost`.
+ * Starts the tool worker for `call` (not bash), with the grants guessed from its words
+ * alone. Never throws: a worker that cannot start here is started again, and its error
+ * reported, by `createWorkerHost`.
  */
-export function startEarlyWorker(args: readonly string[]): void {
-  const flags = guessToolFlags(args);
-  const permissions = flags === undefined ? undefined : guessPermissions(flags);
+export function startEarlyWorker(call: ToolCall): void {
+  if (call.name === "bash") return;
+  const permissions = guessPermissions(call.flags);
   if (permissions === undefined) return;
   try {
     early = startToolWorker(permissions);

@@ -13,7 +13,7 @@ import {
   type Sandbox,
   type WorkerPermissions,
   type Workspace,
-} from "../tools/mod.ts";
+} from "../tools/hosting.ts";
 
 /** The layers as the result object and stream-json `init` report them. */
 export interface Layers {

@@ -21,7 +21,12 @@ import {
 import { callTool, type GateOptions } from "../agent/tool_host.ts";
 import type { CallToolRequest } from "@modelcontextprotocol/sdk/types.js";
 import { createApprover, createAuditFile } from "../approver/mod.ts";
-import { createWorkerHost, resolveReal, type WorkerHost, type Workspace } from "../tools/mod.ts";
+import {
+  createWorkerHost,
+  resolveReal,
+  type WorkerHost,
+  type Workspace,
+} from "../tools/hosting.ts";
 import { type Config, loadConfig } from "./config.ts";
 import { EXIT } from "./errors.ts";
 import { checkGrants, describeLayers, grantsFor, layersLine, mayRun } from "./layers.ts";

@@ -5,14 +5,25 @@
  */
 
 import { Command, CommanderError, Option } from "commander";
-import { EXIT, UsageError } from "./errors.ts";
+import { EXIT } from "./errors.ts";
+import { guarded } from "./guard.ts";
 import { writeStderr, writeStdout, writeSync } from "./output.ts";
 import { VERSION, versionReport } from "./version.ts";
+import { GLOBAL_OPTIONS, type OptionRow, TOOL_OPTIONS } from "./option_table.ts";
+import type { ToolCall } from "./tool_args.ts";
 
 export { VERSION } from "./version.ts";
 
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
+}
+
+/** Commander's option for a row of cli/option_table.ts. */
+function commanderOption(row: OptionRow): Option {
+  const option = new Option(row.flags, row.description);
+  if (row.repeatable) option.argParser(collect);
+  if (row.choices !== undefined) option.choices(row.choices);
+  return option;
 }
 
 /**
@@ -24,46 +35,18 @@ function load<T>(path: string): Promise<T> {
   return import(new URL(path, import.meta.url).href);
 }
 
-function buildProgram(run: (work: () => Promise<number>) => void, signal: AbortSignal): Command {
+/**
+ * The program: `run` receives each command's work, and for `tool` also what was parsed (the
+ * fast path of cli/tool_args.ts is checked against it).
+ */
+export function buildProgram(
+  run: (work: () => Promise<number>, tool?: ToolCall) => void,
+  signal: AbortSignal,
+): Command {
   const program = new Command("rousseau")
     .description("A coding agent for the terminal, CI pipelines and locked-down servers.")
     .version(VERSION, "-v, --version", "print the version and exit")
     .helpOption("-h, --help", "show help")
-    .addOption(
-      new Option("--config <file>", "config file (default: ~/.config/rousseau/config.yaml)"),
-    )
-    .addOption(new Option("--workspace <dir>", "workspace root (default: the current directory)"))
-    .addOption(
-      new Option("--add-dir <dir>", "another workspace root (repeatable)").argParser(collect),
-    )
-    .addOption(
-      new Option("--approver <mode>", "approval mode: allow_all, deny_all or pattern"),
-    )
-    .addOption(
-      new Option("--allow <tool[:regex]>", "allow a tool (regex on its JSON input); repeatable")
-        .argParser(collect),
-    )
-    .addOption(
-      new Option("--deny <tool[:regex]>", "deny a tool (regex on its JSON input); repeatable")
-        .argParser(collect),
-    )
-    .addOption(new Option("--provider <name>", "model provider").choices(["anthropic", "openai"]))
-    .addOption(new Option("--model <name>", "model name (default per provider)"))
-    .addOption(new Option("--base-url <url>", "provider base URL (a proxy, Ollama, vLLM, ...)"))
-    .addOption(
-      new Option("--max-tokens <n>", "output-token limit per model reply (max_tokens)"),
-    )
-    .addOption(
-      new Option("--log-level <level>", "log level on stderr").choices([
-        "debug",
-        "info",
-        "warn",
-        "error",
-      ]),
-    )
-    .addOption(
-      new Option("--log-format <format>", "log format on stderr").choices(["text", "json"]),
-    )
     .addHelpText(
       "after",
       `
@@ -83,14 +66,14 @@ Examples:
       outputError: (text, write) => write(text),
     });
 
-  program.command("tool")
+  for (const row of GLOBAL_OPTIONS) program.addOption(commanderOption(row));
+
+  const tool = program.command("tool")
     .description("run one tool through the same layers the model's calls go through")
     .argument("<name>", "tool name, exactly as registered (see `rousseau tools`)")
-    .argument("[json]", "the input as one JSON object; - or absent reads it from stdin")
-    .option("--json", 'print {"output": string, "is_error": boolean} instead of plain text')
-    .option("--timeout <duration>", "bash timeout, e.g. 500ms, 90s, 2m (default 1m0s)")
-    .option("--max-matches <n>", "grep: most rows returned (default 200)")
-    .option("--max-file-bytes <n>", "grep: skip files larger than this (default 4194304)")
+    .argument("[json]", "the input as one JSON object; - or absent reads it from stdin");
+  for (const row of TOOL_OPTIONS) tool.addOption(commanderOption(row));
+  tool
     .addHelpText(
       "after",
       `
@@ -105,13 +88,16 @@ Examples:
   rousseau tool grep '{"pattern": "TODO", "path": "/srv/app", "include": "*.ts"}'`,
     )
     .action((name: string, json: string | undefined, _opts: unknown, command: Command) => {
-      run(async () =>
-        (await load<typeof import("./tool.ts")>("./tool.ts")).toolCommand(
-          name,
-          json,
-          command.optsWithGlobals(),
-          signal,
-        )
+      const flags = command.optsWithGlobals();
+      run(
+        async () =>
+          (await load<typeof import("./tool.ts")>("./tool.ts")).toolCommand(
+            name,
+            json,
+            flags,
+            signal,
+          ),
+        { name, json, flags },
       );
     });
 
@@ -441,20 +427,10 @@ export function rewriteHabits(
 }
 
 /** Runs the CLI with `args` (without the program name) and returns the exit code. */
-export async function main(args: readonly string[]): Promise<number> {
-  const controller = new AbortController();
-  let caught: "SIGINT" | "SIGTERM" | undefined;
-  const listeners = (["SIGINT", "SIGTERM"] as const).map((name) => {
-    const listener = () => {
-      caught ??= name;
-      controller.abort(new Error(`interrupted by ${name}`));
-    };
-    Deno.addSignalListener(name, listener);
-    return [name, listener] as const;
-  });
-  let work: (() => Promise<number>) | undefined;
-  try {
-    const program = buildProgram((w) => work = w, controller.signal);
+export function main(args: readonly string[]): Promise<number> {
+  return guarded(async (signal) => {
+    let work: (() => Promise<number>) | undefined;
+    const program = buildProgram((w) => work = w, signal);
     const meant = rewriteHabits(
       args,
       program,
@@ -476,18 +452,6 @@ export async function main(args: readonly string[]): Promise<number> {
       await writeStderr(program.helpInformation());
       return EXIT.usage;
     }
-    const code = await work();
-    if (caught === "SIGINT") return EXIT.sigint;
-    if (caught === "SIGTERM") return EXIT.sigterm;
-    return code;
-  } catch (error) {
-    if (error instanceof UsageError) {
-      await writeStderr(`rousseau: ${error.message}`);
-      return EXIT.usage;
-    }
-    await writeStderr(`rousseau: ${error instanceof Error ? error.message : String(error)}`);
-    return EXIT.failure;
-  } finally {
-    for (const [name, listener] of listeners) Deno.removeSignalListener(name, listener);
-  }
+    return await work();
+  });
 }

@@ -14,7 +14,7 @@ import {
   scrubEnvironment,
   type ToolContext,
   type Workspace,
-} from "../tools/mod.ts";
+} from "../tools/hosting.ts";
 import type { Config } from "./config.ts";
 import { UsageError } from "./errors.ts";
 import { resolveSandbox } from "./sandbox.ts";

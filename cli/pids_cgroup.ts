@@ -16,7 +16,7 @@
  */
 
 import { join } from "node:path";
-import type { PidsLimit } from "../tools/mod.ts";
+import type { PidsLimit } from "../tools/hosting.ts";
 
 /** A usable limit, or why there is none. */
 export type PidsResult = { readonly limit: PidsLimit } | { readonly problem: string };

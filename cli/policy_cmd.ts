@@ -16,7 +16,7 @@ import {
   testPolicy,
 } from "../approver/mod.ts";
 import { openSessionStore } from "../agent/session_store.ts";
-import { createWorkerHost, resolveReal } from "../tools/mod.ts";
+import { createWorkerHost, resolveReal } from "../tools/hosting.ts";
 import { sessionsPath } from "./agent_setup.ts";
 import { type Config, loadConfig } from "./config.ts";
 import { EXIT, UsageError } from "./errors.ts";

@@ -9,7 +9,7 @@
 import type { AgentEvent, TurnResult } from "../agent/types.ts";
 import { createPromptOperator } from "../approver/mod.ts";
 import { addUsage } from "../providers/types.ts";
-import { parseDuration } from "../tools/mod.ts";
+import { parseDuration } from "../tools/hosting.ts";
 import { type AgentFlags, openAgent } from "./agent_setup.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import { compactionLine } from "./context_gauge.ts";

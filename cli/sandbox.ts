@@ -14,7 +14,7 @@ import {
   type HiddenPath,
   type Sandbox,
   sandboxArgs,
-} from "../tools/mod.ts";
+} from "../tools/hosting.ts";
 import type { Config } from "./config.ts";
 import { UsageError } from "./errors.ts";
 import { resolvePids } from "./pids_cgroup.ts";

@@ -18,10 +18,12 @@ import {
   type ToolContext,
   type ToolResult,
   type WorkerHost,
-} from "../tools/mod.ts";
+} from "../tools/hosting.ts";
 import { type Config, loadConfig } from "./config.ts";
 import { takeEarlyWorker } from "./early_worker.ts";
 import { EXIT, UsageError } from "./errors.ts";
+import { guarded } from "./guard.ts";
+import type { ToolCall } from "./tool_args.ts";
 import { type GlobalFlags, type LimitFlags, toolContextFrom } from "./options.ts";
 import { createLineReader, useColor, writeStderr, writeStdout } from "./output.ts";
 import { checkToolNames, type PolicyFlags, resolvePolicy } from "./policy.ts";
@@ -76,6 +78,14 @@ function decodeInput(name: string, text: string): { ok: true; value: unknown } |
       isError: true,
     };
   }
+}
+
+/**
+ * Runs a `tool` call parsed by cli/tool_args.ts (the start-up fast path, without commander)
+ * inside the same boundary as every command, and returns the exit code.
+ */
+export function toolMain(call: ToolCall): Promise<number> {
+  return guarded((signal) => toolCommand(call.name, call.json, call.flags as ToolFlags, signal));
 }
 
 /** Runs the `tool` command and returns its exit code. */

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { createWorkerHost } from "../tools/mod.ts";
+import { createWorkerHost } from "../tools/hosting.ts";
 import { loadConfig } from "./config.ts";
 import { EXIT } from "./errors.ts";
 import { createLogger, type LogFlags } from "./log.ts";

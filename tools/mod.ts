@@ -14,11 +14,11 @@ export { createEditTool, type EditInput } from "./edit.ts";
 export { createGrepTool, type GrepInput } from "./grep.ts";
 export { type BashInput, createBashTool } from "./bash.ts";
 export { createInProcessHost, runTool, type ToolHost } from "./host.ts";
-export { createWorkspace, isInside, resolveReal } from "./_workspace.ts";
+export { createWorkspace, isInside, resolveReal } from "./_paths.ts";
 export { scrubEnvironment } from "./_env.ts";
 export { formatDuration, parseDuration } from "./_duration.ts";
 export * from "./limits.ts";
-export { confine } from "./_workspace.ts";
+export { confine } from "./_paths.ts";
 export { parseFields, requireAbsolute, requireNonEmpty, requirePresent } from "./_input.ts";
 export {
   createWorkerHost,

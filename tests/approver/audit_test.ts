@@ -317,7 +317,7 @@ Deno.test("audit: a log moved away with its head starts a new chain", async () =
   assertEquals(rotated.map((l) => JSON.parse(l).seq), [1, 2]);
   assertEquals(fresh.map((l) => [JSON.parse(l).seq, JSON.parse(l).prev]), [[1, GENESIS]]);
   const moved = await readAuditLog(`${path}.1`);
-  assertEquals(verifyHead(moved.text!, moved.head, `${path}.1.head`), undefined);
+  assertEquals(await verifyHead(moved.text!, moved.head, `${path}.1.head`), undefined);
 });
 
 Deno.test("audit: a log moved away without its head: the next line hooks onto the head", async () => {
@@ -377,7 +377,7 @@ Deno.test("audit: the head beside the log names the last line, replaced with eve
   assertEquals(names.sort(), ["audit.jsonl", "audit.jsonl.head"]); // no temporary left
   const snapshot = await readAuditLog(path);
   assertEquals(snapshot.head, { seq: 3, hash: await sha256(lines[2]!) });
-  assertEquals(verifyHead(snapshot.text!, snapshot.head, "H"), undefined);
+  assertEquals(await verifyHead(snapshot.text!, snapshot.head, "H"), undefined);
 });
 
 Deno.test("audit: verifyHead catches what the chain alone cannot", async (t) => {
@@ -452,10 +452,10 @@ Deno.test("audit: verifyHead catches what the chain alone cannot", async (t) => 
         "--head)",
     });
   });
-  await t.step("a damaged head", () => {
+  await t.step("a damaged head", async () => {
     assertEquals(parseHead("{}"), 'not {"seq": N, "hash": "<SHA-256>"}');
     assertEquals(parseHead("x"), "not JSON");
-    assertEquals(verifyHead(text(lines), "not JSON", "/s/h"), {
+    assertEquals(await verifyHead(text(lines), "not JSON", "/s/h"), {
       line: 5,
       problem: "the head file /s/h is damaged (not JSON): it was edited",
     });
@@ -522,13 +522,13 @@ Deno.test("audit: a writer keeps the evidence when the log and its head disagree
     await Deno.writeTextFile(`${path}.head`, head); // as if the process died before the rename
     const snapshot = await readAuditLog(path);
     assertStringIncludes(
-      verifyHead(snapshot.text!, snapshot.head, "h")?.problem ?? "",
+      (await verifyHead(snapshot.text!, snapshot.head, "h"))?.problem ?? "",
       "line 6 comes after the head (entry 5)",
     );
     await recordOne();
     const after = await readAuditLog(path);
     assertEquals(await verifyChain(after.text!), undefined);
-    assertEquals(verifyHead(after.text!, after.head, "h"), undefined);
+    assertEquals(await verifyHead(after.text!, after.head, "h"), undefined);
     assertEquals(after.text!.trimEnd().split("\n").length, lines.length + 2);
   });
 });
@@ -542,7 +542,7 @@ Deno.test("audit: a symlink left under the head's temporary name is not written 
   await createAuditFile(path).record(event(1));
   assertEquals(await Deno.readTextFile(victim), "untouched");
   const snapshot = await readAuditLog(path);
-  assertEquals(verifyHead(snapshot.text!, snapshot.head, "h"), undefined);
+  assertEquals(await verifyHead(snapshot.text!, snapshot.head, "h"), undefined);
 });
 
 Deno.test("audit: concurrent writers leave a head that matches the log", async () => {
@@ -552,6 +552,6 @@ Deno.test("audit: concurrent writers leave a head that matches the log", async (
   await Promise.all(Array.from({ length: 30 }, (_, i) => writers[i % 3]!.record(event(i))));
   const snapshot = await readAuditLog(path);
   assertEquals(await verifyChain(snapshot.text!), undefined);
-  assertEquals(verifyHead(snapshot.text!, snapshot.head, "h"), undefined);
+  assertEquals(await verifyHead(snapshot.text!, snapshot.head, "h"), undefined);
   assertEquals((snapshot.head as { seq: number }).seq, 30);
 });

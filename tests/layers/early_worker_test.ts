@@ -5,7 +5,8 @@ import {
   startToolWorker,
   workerPermissions,
 } from "../../mod.ts";
-import { guessToolFlags } from "../../cli/early_worker.ts";
+import { startEarlyWorker, takeEarlyWorker } from "../../cli/early_worker.ts";
+import { parseToolArgs } from "../../cli/tool_args.ts";
 import { assertEquals } from "../_helpers/assert.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 
@@ -49,42 +50,20 @@ Deno.test("an early tool worker with exactly the derived grants is taken over", 
   ]);
 });
 
-Deno.test("the early start guesses only from `[global options] tool NAME` (not bash)", () => {
-  assertEquals(guessToolFlags(["tool", "read", "{}"]), {});
-  assertEquals(
-    guessToolFlags([
-      "--config",
-      "c.yaml",
-      "--workspace",
-      "/w",
-      "--add-dir",
-      "a",
-      "--add-dir",
-      "b",
-      "--allow",
-      "edit",
-      "tool",
-      "grep",
-      "{}",
-      "--json",
-    ]),
-    { config: "c.yaml", workspace: "/w", addDir: ["a", "b"] },
-  );
-  for (
-    const args of [
-      ["tool", "bash", "{}"],
-      ["tool"],
-      ["tool", "--help"],
-      ["tool", "read", "--help"],
-      ["run", "tool"],
-      ["--workspace=/w", "tool", "read"],
-      ["--workspace", "tool", "read"],
-      ["tool", "read", "{}", "--workspace", "/elsewhere"],
-      ["tool", "read", "{}", "--config=x.yaml"],
-      ["-p", "tool", "read"],
-      ["version"],
-    ]
-  ) {
-    assertEquals(guessToolFlags(args), undefined, args.join(" "));
+Deno.test("the early start is made for a decided tool call other than bash, with the call's roots", async () => {
+  await using ws = await tmpWorkspace({});
+  startEarlyWorker(parseToolArgs(["--workspace", ws.root, "tool", "bash", "{}"])!);
+  assertEquals(takeEarlyWorker(), undefined);
+  startEarlyWorker(parseToolArgs(["--workspace", `${ws.root}/missing`, "tool", "read", "{}"])!);
+  assertEquals(takeEarlyWorker(), undefined);
+  startEarlyWorker(parseToolArgs(["--workspace", ws.root, "tool", "read", "{}"])!);
+  const started = takeEarlyWorker();
+  try {
+    assertEquals(started?.permissions.read, [await Deno.realPath(ws.root), "/proc/self/fd"]);
+    assertEquals(started?.permissions.write, [await Deno.realPath(ws.root)]);
+    // Taken once.
+    assertEquals(takeEarlyWorker(), undefined);
+  } finally {
+    started?.terminate();
   }
 });
