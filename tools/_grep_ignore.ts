@@ -27,9 +27,36 @@
  */
 
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
-import ignore, { type Ignore } from "ignore";
+import type { default as ignoreFactory, Ignore } from "ignore";
 import { isInside } from "./_workspace.ts";
 import type { Workspace } from "./types.ts";
+
+/** The `ignore` package's factory, once `loadIgnore` has loaded it. */
+let createRules: typeof ignoreFactory | undefined;
+let loading: Promise<void> | undefined;
+
+/**
+ * Loads the `ignore` package; the functions below that read ignore files need it loaded first.
+ * It is loaded on the first grep, not at start: it is CommonJS, and evaluating it brings up
+ * Deno's Node compatibility layer (tens of milliseconds) that a worker serving only `read`
+ * never needs.
+ *
+ * Hazard: the specifier must stay a string literal. Inside the tool worker (a narrowed read
+ * grant) a computed specifier fails with "Requires read access"; a literal one is part of the
+ * worker's module graph, fetched at start but evaluated only here.
+ */
+export function loadIgnore(): Promise<void> {
+  loading ??= import("ignore").then(
+    (module) => {
+      createRules = module.default;
+    },
+    (error) => {
+      loading = undefined;
+      throw error;
+    },
+  );
+  return loading;
+}
 
 /** Ignore files larger than this are not read (no real one comes close). */
 export const MAX_IGNORE_FILE_BYTES = 1024 * 1024;
@@ -139,7 +166,8 @@ function levelOf(dir: string, file: string): IgnoreLevel | undefined {
   if (text === undefined || text.trim() === "") return undefined;
   // Case-sensitive, as git is where core.ignoreCase is false (Linux; `ignore` defaults the
   // other way).
-  const rules = ignore({ allowRelativePaths: true, ignorecase: false }).add(text);
+  if (createRules === undefined) throw new Error("grep: ignore rules read before loadIgnore()");
+  const rules = createRules({ allowRelativePaths: true, ignorecase: false }).add(text);
   return { base: slashed(dir), rules, judge: judgeOf(rules) };
 }
 

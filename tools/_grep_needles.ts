@@ -24,7 +24,7 @@
  * @module
  */
 
-import { RE2JS } from "re2js";
+import type { RE2JS } from "re2js";
 
 /** One byte position of a needle: the bytes it accepts, as Latin-1 characters. */
 export type Unit = string;
@@ -75,8 +75,8 @@ interface Program {
  * expects (checked once on known patterns, so an upgrade that changes the layout turns the
  * prefilter off instead of making it wrong).
  */
-function programOf(re: RE2JS): Program | undefined {
-  if (!layoutKnown()) return undefined;
+function programOf(re: RE2JS, engine: typeof RE2JS): Program | undefined {
+  if (!layoutKnown(engine)) return undefined;
   const prog = (re.re2() as unknown as { prog?: Program }).prog;
   if (prog === undefined || !Array.isArray(prog.inst) || typeof prog.start !== "number") {
     return undefined;
@@ -86,10 +86,10 @@ function programOf(re: RE2JS): Program | undefined {
 
 let layoutChecked: boolean | undefined;
 
-function layoutKnown(): boolean {
+function layoutKnown(engine: typeof RE2JS): boolean {
   if (layoutChecked === undefined) {
     try {
-      layoutChecked = checkLayout();
+      layoutChecked = checkLayout(engine);
     } catch {
       layoutChecked = false;
     }
@@ -97,9 +97,9 @@ function layoutKnown(): boolean {
   return layoutChecked;
 }
 
-function checkLayout(): boolean {
+function checkLayout(engine: typeof RE2JS): boolean {
   const prog = (pattern: string): Program =>
-    (RE2JS.compile(pattern).re2() as unknown as { prog: Program }).prog;
+    (engine.compile(pattern).re2() as unknown as { prog: Program }).prog;
   const at = (p: Program, pc: number): Inst => p.inst[pc]!;
   // "ab": rune1 a -> rune1 b -> match
   const ab = prog("ab");
@@ -171,9 +171,12 @@ function isRune(op: number): boolean {
   return op === RUNE || op === RUNE1 || op === RUNE_ANY || op === RUNE_ANY_NOT_NL;
 }
 
-/** The needles of `re`'s program, or undefined when there is no safe cut of them. */
-export function needlesOf(re: RE2JS): Needle[] | undefined {
-  const prog = programOf(re);
+/**
+ * The needles of `re`'s program, or undefined when there is no safe cut of them. `engine` is
+ * the class that compiled `re` (re2js is loaded on demand, so it is passed in, not imported).
+ */
+export function needlesOf(re: RE2JS, engine: typeof RE2JS): Needle[] | undefined {
+  const prog = programOf(re, engine);
   if (prog === undefined || prog.inst.length > MAX_PROGRAM) return undefined;
   const insts = prog.inst;
   for (const inst of insts) {

@@ -20,7 +20,7 @@ import { Buffer } from "node:buffer";
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { basename, normalize } from "node:path";
 import { setImmediate } from "node:timers";
-import { RE2JS } from "re2js";
+import type { RE2JS } from "re2js";
 import { defineTool, ToolError } from "./define.ts";
 import { parseFields, requireAbsolute, requireNonEmpty } from "./_input.ts";
 import { pathError } from "./_os_error.ts";
@@ -40,6 +40,7 @@ import {
   isIgnoredRoot,
   levelsAbove,
   levelsAt,
+  loadIgnore,
 } from "./_grep_ignore.ts";
 import { isProtectedPath, protectedNamesIn, protectedPathsOf } from "./_grep_protected.ts";
 import { decodeUtf8 } from "./_text.ts";
@@ -130,16 +131,34 @@ export function createGrepTool(): Tool<GrepInput> {
   });
 }
 
-function compilePattern(input: GrepInput): RE2JS {
-  const flags = RE2JS.MULTILINE | (input.ignore_case ? RE2JS.CASE_INSENSITIVE : 0);
+let loadingRe2: Promise<typeof RE2JS> | undefined;
+
+/**
+ * re2js, loaded on the first grep rather than when the tool worker starts (a worker serving
+ * only `read` never needs it). Hazard: the specifier must stay a string literal; see
+ * `loadIgnore` in `_grep_ignore.ts`.
+ */
+function loadRe2(): Promise<typeof RE2JS> {
+  loadingRe2 ??= import("re2js").then(
+    (module) => module.RE2JS,
+    (error) => {
+      loadingRe2 = undefined;
+      throw error;
+    },
+  );
+  return loadingRe2;
+}
+
+function compilePattern(engine: typeof RE2JS, input: GrepInput): RE2JS {
+  const flags = engine.MULTILINE | (input.ignore_case ? engine.CASE_INSENSITIVE : 0);
   try {
-    return RE2JS.compile(input.pattern, flags);
+    return engine.compile(input.pattern, flags);
   } catch (error) {
     // re2js quotes the pattern with the flags it prepends (`(?m)(`); compiling it bare
     // gives the same error about the pattern as the model wrote it.
     let detail = error instanceof Error ? error.message : String(error);
     try {
-      RE2JS.compile(input.pattern);
+      engine.compile(input.pattern);
     } catch (bare) {
       if (bare instanceof Error) detail = bare.message;
     }
@@ -627,10 +646,11 @@ function yieldToEventLoop(): Promise<void> {
 
 async function grep(input: GrepInput, context: ToolContext): Promise<string> {
   const { workspace, limits, signal } = context;
-  const re = compilePattern(input);
+  const engine = await loadRe2();
+  const re = compilePattern(engine, input);
   const accept = compileInclude(input.include);
   const whole = !NEEDS_LINES.test(input.pattern);
-  const needles = needlesOf(re);
+  const needles = needlesOf(re, engine);
   const finder = needles === undefined ? undefined : new NeedleFinder(needles);
   signal.throwIfAborted();
   const root = normalize(input.path).replace(/(.)\/+$/, "$1");
@@ -647,6 +667,7 @@ async function grep(input: GrepInput, context: ToolContext): Promise<string> {
       cause: error,
     });
   }
+  if (info.isDirectory) await loadIgnore();
   const candidates = info.isDirectory
     ? walk(real, root, accept, namedLevels(real, workspace), guard)
     : single({ open: real, display: root, link: false, walked: false }, accept);

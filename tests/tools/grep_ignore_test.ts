@@ -11,7 +11,7 @@
  */
 
 import { join } from "node:path";
-import { levelsAt } from "../../tools/_grep_ignore.ts";
+import { levelsAt, loadIgnore } from "../../tools/_grep_ignore.ts";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { runCli } from "../_helpers/cli.ts";
 import { type Files, type TmpWorkspace, tmpWorkspace } from "../_helpers/tmp_workspace.ts";
@@ -207,6 +207,7 @@ Deno.test("grep ignore: the walk's judge answers as ignore's own test for a path
       join(dir, ".gitignore"),
       "*.log\n!keep.log\n/out\nbuild/\n**/*.bak\n[Tt]emp*\n?.o\n\\!bang\n*.LOG\n",
     );
+    await loadIgnore();
     const [level] = levelsAt([], dir, { git: false, gitignore: true });
     assert(level !== undefined);
     const names = [

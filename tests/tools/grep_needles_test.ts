@@ -14,7 +14,7 @@ import { GREP_MAX_LINE_CHARS } from "../../tools/limits.ts";
 const ENCODER = new TextEncoder();
 
 function needles(pattern: string, flags = 0): Needle[] | undefined {
-  return needlesOf(RE2JS.compile(pattern, RE2JS.MULTILINE | flags));
+  return needlesOf(RE2JS.compile(pattern, RE2JS.MULTILINE | flags), RE2JS);
 }
 
 /** Latin-1 view of a string's UTF-8 bytes, as the finder sees file contents. */
