@@ -8,9 +8,6 @@
  * @module
  */
 
-// The library surface is loaded up front, so custom modules that import it need no extra
-// read grant for rousseau's own files.
-import "../mod.ts";
 import { createBuiltinTools } from "./builtin.ts";
 import { Registry } from "./registry.ts";
 import { runTool } from "./host.ts";
@@ -86,6 +83,10 @@ export type WorkerReply =
 /** Loads the custom tool modules; throws naming the module that failed. */
 export async function loadModules(urls: readonly string[]): Promise<AnyTool[]> {
   const tools: AnyTool[] = [];
+  // The library surface first, so custom modules that import it need no read grant for
+  // rousseau's own files: a literal import is part of this worker's start-up graph (read
+  // before the grants applied), while evaluating it waits until a module needs it.
+  if (urls.length > 0) await import("../mod.ts");
   for (const url of urls) {
     let exported: unknown;
     try {
