@@ -1,8 +1,8 @@
 /**
  * Entry point: run the CLI and exit with its code. The only caller of `Deno.exit`.
  *
- * Three paths, from the cheapest: `version`, `--version` and `-v` alone are answered before
- * anything else loads (cli/version.ts); a plain `tool` call (cli/tool_args.ts decides which)
+ * Three paths, from the cheapest: `version`, `--version`, `-v`, and `--help` or `-h` to a
+ * pipe, alone, are answered before anything else loads (cli/version.ts); a plain `tool` call (cli/tool_args.ts decides which)
  * starts the tool worker at once (cli/early_worker.ts) and runs without the argument parser;
  * everything else goes through the full CLI (cli/mod.ts, commander).
  *
@@ -19,7 +19,7 @@ import { startEarlyWorker } from "./cli/early_worker.ts";
 import { writeStderr, writeStdout } from "./cli/output.ts";
 import { parseToolArgs } from "./cli/tool_args.ts";
 
-const fast = fastOutput(Deno.args);
+const fast = fastOutput(Deno.args, Deno.stdout.isTerminal());
 if (fast !== undefined) {
   try {
     await writeStdout(fast);

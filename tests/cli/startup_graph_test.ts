@@ -47,6 +47,7 @@ async function startupGraph(root: string, evaluated = false): Promise<string[]> 
 Deno.test("main.ts loads only the entry modules before it runs; each path imports its own", async () => {
   assert.deepEqual(await startupGraph("main.ts"), [
     "cli/early_worker.ts",
+    "cli/help_text.ts",
     "cli/option_table.ts",
     "cli/output.ts",
     "cli/tool_args.ts",

@@ -1,3 +1,5 @@
+import { HELP } from "../../cli/help_text.ts";
+import { renderHelp } from "../../scripts/gen_help.ts";
 import { runCli } from "../_helpers/cli.ts";
 import { assertEquals, assertMatch, assertStringIncludes } from "../_helpers/assert.ts";
 
@@ -52,6 +54,18 @@ Deno.test("version, --version and -v alone (answered before the CLI loads) print
     const full = await runCli(["--log-level", "error", ...words]);
     assertEquals(fast, { code: 0, stdout, stderr: "" }, words.join(" "));
     assertEquals(full, fast, `--log-level error ${words.join(" ")}`);
+  }
+});
+
+Deno.test("--help and -h alone to a pipe (answered before the CLI loads) print what commander prints", async () => {
+  // The generated text is commander's rendering of the command table today...
+  assertEquals(HELP, await renderHelp());
+  // ...and the entry point prints it exactly where the full CLI would print its own.
+  const full = await runCli(["--log-level", "error", "--help"]);
+  assertEquals(full.code, 0);
+  assertEquals(full.stdout, HELP);
+  for (const words of [["--help"], ["-h"]]) {
+    assertEquals(await runCli(words), full, words.join(" "));
   }
 });
 
