@@ -18,7 +18,7 @@
 import type { PendingChunk, PrefilterPool } from "./_grep_pool.ts";
 
 /** Files per chunk. */
-const CHUNK_FILES = 48;
+export const CHUNK_FILES = 48;
 /** Files taken from the walk before the worker is used: small trees never need it. */
 const SOLO_FILES = 192;
 /** Chunks the worker holds at once. */
@@ -89,7 +89,10 @@ export class ChunkedWalk<T> {
     return this.#taken;
   }
 
-  /** The next files to search, in walk order; undefined once the walk is done. */
+  /**
+   * The next files to search, in walk order (one chunk's worth, possibly none); undefined once
+   * the walk is done.
+   */
   async next(): Promise<readonly T[] | undefined> {
     for (;;) {
       this.#feedWorker();
@@ -110,9 +113,9 @@ export class ChunkedWalk<T> {
         continue;
       }
       this.#queue.shift();
+      // Empty too: the caller checks for cancellation and yields between chunks.
       if (head.state === "fresh") return head.items;
-      const kept = head.items.filter((_, i) => head.keep![i] === 1);
-      if (kept.length > 0) return kept;
+      return head.items.filter((_, i) => head.keep![i] === 1);
     }
   }
 

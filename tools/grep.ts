@@ -740,9 +740,14 @@ async function grep(input: GrepInput, context: ToolContext): Promise<string> {
   let yielded = performance.now();
   try {
     for (let batch = await chunks.next(); batch !== undefined; batch = await chunks.next()) {
+      // Files are read synchronously; give the event loop (cancellation, other calls) a turn
+      // every few milliseconds, between chunks (which may hold no file to search) and files.
+      if (performance.now() - yielded > YIELD_EVERY_MS) {
+        await yieldToEventLoop();
+        yielded = performance.now();
+      }
+      signal.throwIfAborted();
       for (const candidate of batch) {
-        // Files are read synchronously; give the event loop (cancellation, other calls) a
-        // turn every few milliseconds.
         if (performance.now() - yielded > YIELD_EVERY_MS) {
           await yieldToEventLoop();
           yielded = performance.now();

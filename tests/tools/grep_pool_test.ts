@@ -20,7 +20,7 @@ import {
   type Workspace,
 } from "../../mod.ts";
 import { holdsNeedle, NeedleFinder, needlesOf } from "../../tools/_grep_needles.ts";
-import { ChunkedWalk } from "../../tools/_grep_chunks.ts";
+import { CHUNK_FILES, ChunkedWalk } from "../../tools/_grep_chunks.ts";
 import { startPrefilterPool, stopPrefilterPool } from "../../tools/_grep_pool.ts";
 import { GREP_MAX_LINE_CHARS } from "../../tools/limits.ts";
 
@@ -314,6 +314,34 @@ Deno.test("a prefilter worker that stops mid-walk costs time, not files", async 
   }
 });
 
+Deno.test("the chunked walk hands back every chunk, also one with nothing to search", async () => {
+  // The caller checks for cancellation and yields between chunks: a run of chunks without a
+  // needle must not be skipped through in one call.
+  await using tree = await makeTree(1000, 5, DEFAULT_LIMITS.grepMaxFileBytes);
+  const finder = new NeedleFinder(needlesOf(RE2JS.compile("quux_absent"), RE2JS)!);
+  const pool = await startPrefilterPool(tree.workspace.roots);
+  try {
+    assert(pool !== undefined, "the prefilter worker did not start");
+    pool.setPlan(finder.plan(), DEFAULT_LIMITS.grepMaxFileBytes);
+    const paths = tree.files.map(([name]) => join(tree.root, name));
+    const walk = new ChunkedWalk(paths[Symbol.iterator](), {
+      pool,
+      pathOf: (path) => path,
+      answer: () => 0,
+    });
+    let batches = 0;
+    let empty = 0;
+    for (let batch = await walk.next(); batch !== undefined; batch = await walk.next()) {
+      batches++;
+      if (batch.length === 0) empty++;
+    }
+    assertEquals(batches, Math.ceil(paths.length / CHUNK_FILES));
+    assert(empty > 0 && pool.sentFiles > 0, `${empty} empty batches, ${pool.sentFiles} sent`);
+  } finally {
+    stopPrefilterPool();
+  }
+});
+
 Deno.test("grep in the tool worker, which starts its own prefilter worker, keeps every row", async () => {
   await using tree = await makeTree(1300, 3, DEFAULT_LIMITS.grepMaxFileBytes);
   await using host = await createWorkerHost({
@@ -336,4 +364,44 @@ Deno.test("grep in the tool worker, which starts its own prefilter worker, keeps
   await call("foo_bar|zeta_omega");
   await new Promise((resolve) => setTimeout(resolve, 1500));
   for (const [pattern] of PATTERNS.slice(0, 6)) await call(pattern);
+});
+
+Deno.test("grep with the prefilter worker still yields and cancels where no file holds a needle", async () => {
+  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "rousseau-pool-" }));
+  try {
+    for (let d = 0; d < 30; d++) {
+      const dir = join(base, `d${String(d).padStart(2, "0")}`);
+      await Deno.mkdir(dir);
+      for (let f = 0; f < 100; f++) {
+        await Deno.writeTextFile(join(dir, `f${String(f).padStart(3, "0")}.txt`), "plain\n");
+      }
+    }
+    const workspace = await createWorkspace([base]);
+    const pool = await startPrefilterPool(workspace.roots);
+    assert(pool !== undefined, "the prefilter worker did not start");
+    const host = createInProcessHost(new Registry(createBuiltinTools()), {
+      workspace,
+      limits: DEFAULT_LIMITS,
+      env: {},
+    });
+    // Chunk after chunk is ruled out whole, so no file is searched: the walk must still give
+    // the event loop its turns, and this check sees the worker at work and cancels.
+    const controller = new AbortController();
+    const check = setInterval(() => {
+      if (pool.sentFiles > 0) controller.abort();
+    }, 1);
+    try {
+      const result = await host.call(
+        "grep",
+        { pattern: "quux_absent", path: base },
+        controller.signal,
+      );
+      assertEquals(result, { output: "grep: cancelled", isError: true });
+    } finally {
+      clearInterval(check);
+    }
+  } finally {
+    stopPrefilterPool();
+    await Deno.remove(base, { recursive: true });
+  }
 });
