@@ -261,6 +261,31 @@ Deno.test("grep with the prefilter worker reports the rows of a line-by-line RE2
         }
       });
     }
+    await t.step("files a per-file path rule refuses stay out, as without the worker", async () => {
+      const host = createInProcessHost(new Registry(createBuiltinTools()), {
+        workspace: tree.workspace,
+        limits: { ...DEFAULT_LIMITS, grepMaxMatches: 1_000_000, grepMaxFileBytes: maxBytes },
+        env: {},
+      });
+      const refused = (path: string) => /\/d0[27]\//.test(path);
+      const asked: string[] = [];
+      const mayReturn = (path: string) => {
+        asked.push(path);
+        return Promise.resolve(!refused(path));
+      };
+      const pattern = "handler\\d|foo_ba[rz]";
+      const sent = pool.sentFiles;
+      const result = await host.call(
+        "grep",
+        { pattern, path: tree.root },
+        new AbortController().signal,
+        { mayReturn },
+      );
+      assert(pool.sentFiles > sent, "the worker was not asked about any file");
+      const allowed = tree.files.filter(([name]) => !refused(`${tree.root}/${name}`));
+      assertEquals(result.output, reference(allowed, tree.root, pattern, false, maxBytes));
+      assert(asked.some(refused), "no refused file was asked about");
+    });
     await t.step("the cap cuts the rows where it cuts them without the worker", async () => {
       for (const max of [1, 7, 60]) {
         const limits = { grepMaxFileBytes: maxBytes, grepMaxMatches: max };
