@@ -22,7 +22,7 @@ export const CHUNK_FILES = 48;
 /** Files taken from the walk before the worker is used: small trees never need it. */
 const SOLO_FILES = 192;
 /** Chunks the worker holds at once. */
-const WORKER_DEPTH = 2;
+const WORKER_DEPTH = 3;
 /** Chunks the caller answers itself ahead of one the worker has not finished. */
 const LOOKAHEAD = 3;
 /** How long the caller waits for the worker before searching its chunk itself. */
@@ -101,7 +101,7 @@ export class ChunkedWalk<T> {
       if (head.state === "pending" && !this.#settle(head)) {
         // Answer a later chunk meanwhile, or wait a little and then search this one.
         const ahead = this.#queue.find((chunk) => chunk.state === "fresh") ??
-          (this.#queue.length <= LOOKAHEAD ? this.#take() : undefined);
+          (this.#answeredAhead() < LOOKAHEAD ? this.#take() : undefined);
         if (ahead?.state === "fresh") this.#answer(ahead);
         else if (ahead === undefined) {
           await waitForAnswer(head.sent!.chunk.status);
@@ -117,6 +117,13 @@ export class ChunkedWalk<T> {
       if (head.state === "fresh") return head.items;
       return head.items.filter((_, i) => head.keep![i] === 1);
     }
+  }
+
+  /** Chunks the caller has answered and not handed back yet. */
+  #answeredAhead(): number {
+    let count = 0;
+    for (const chunk of this.#queue) if (chunk.state === "answered") count++;
+    return count;
   }
 
   /** True while the worker should get more chunks. */
