@@ -7,7 +7,11 @@
  * does at memchr speed, and only the lines that hold one are decoded and tested with RE2.
  * Patterns without needles (`^$`, `\d+`) fall back to one RE2 scan of the decoded file.
  * Files are walked and read synchronously, in batches between event-loop turns, and reported
- * in walk order.
+ * in walk order. On a large tree a second thread, the prefilter worker (`_grep_pool.ts`), reads
+ * files ahead and rules out those without a needle; the search itself stays here, in walk
+ * order (`_grep_chunks.ts`), so the rows are the same with it or without.
+ *
+ * re2js and `ignore` are loaded by the first grep, not when the tool worker starts.
  *
  * Confinement is unchanged in what it allows, but a regular file found by the walk is proved
  * inside the workspace (`openConfinedSync`, the costliest step per file) only once it holds
@@ -635,7 +639,8 @@ function searchWalked(
  * Whether the walked regular file at `path` may give rows: 0 when it holds no needle (or a NUL
  * byte, or cannot be read), 1 otherwise. Read without the confinement proof, like
  * `searchWalked` before its proof: nothing of it is used but this answer, and a file that
- * passes is searched again in full, proof first. The answer of the prefilter worker too.
+ * passes is searched again from its first byte, proved before anything of it is used. The
+ * prefilter worker gives the same answer (`_grep_pool.ts`).
  */
 function answerWalked(
   path: string,
