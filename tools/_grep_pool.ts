@@ -29,7 +29,7 @@ import type * as Fs from "node:fs";
 import type { Buffer as NodeBuffer } from "node:buffer";
 import { holdsNeedle, type NeedlePlan } from "./_grep_needles.ts";
 
-/** One chunk handed to the worker; `done` turns true once `hits` holds its answers. */
+/** One chunk handed to the worker; `status` turns 1 once `hits` holds its answers. */
 export interface PendingChunk {
   /** 1 once the worker has answered. */
   readonly status: Int32Array;
@@ -47,7 +47,7 @@ type PoolMessage =
   };
 
 /**
- * The worker's whole program, started by `prefilterWorker`'s source. It may name nothing
+ * The worker's whole program, started by `prefilterSource`'s module. It may name nothing
  * outside itself: it arrives as text.
  */
 function prefilterMain(
@@ -126,23 +126,10 @@ function prefilterSource(): string {
   ].join("\n");
 }
 
-/** A prefilter worker for one set of workspace roots. */
-export class PrefilterPool {
-  /** The roots its read grant covers. */
-  readonly roots: readonly string[];
-  /** True while a grep call uses it (one call at a time; others search alone). */
-  busy = false;
-  /** Paths handed to the worker so far. */
-  sentFiles = 0;
-  readonly #worker: Worker;
-  readonly #ready: Promise<boolean>;
-  #usable = false;
-  #failed = false;
-
-  private constructor(roots: readonly string[]) {
-    this.roots = [...roots];
-    const url = URL.createObjectURL(new Blob([prefilterSource()], { type: "text/javascript" }));
-    this.#worker = new Worker(url, {
+/** The worker at `url` with read on `roots` and nothing else; the URL is revoked if it fails. */
+function startWorker(url: string, roots: readonly string[]): Worker {
+  try {
+    return new Worker(url, {
       type: "module",
       deno: {
         permissions: {
@@ -157,20 +144,42 @@ export class PrefilterPool {
         },
       },
     } as WorkerOptions);
-    this.#ready = new Promise<boolean>((resolve) => {
-      this.#worker.onmessage = () => {
-        URL.revokeObjectURL(url);
-        this.#usable = !this.#failed;
-        resolve(this.#usable);
-      };
-      this.#worker.onerror = (event: ErrorEvent) => {
-        // A worker that cannot run is not used; grep searches alone, as before it existed.
-        event.preventDefault();
-        URL.revokeObjectURL(url);
-        this.#fail();
-        resolve(false);
-      };
-    });
+  } catch (error) {
+    URL.revokeObjectURL(url);
+    throw error;
+  }
+}
+
+/** A prefilter worker for one set of workspace roots. */
+export class PrefilterPool {
+  /** The roots its read grant covers. */
+  readonly roots: readonly string[];
+  /** True while a grep call uses it (one call at a time; others search alone). */
+  busy = false;
+  /** Paths handed to the worker so far. */
+  sentFiles = 0;
+  readonly #worker: Worker;
+  readonly #ready: Promise<boolean>;
+  #settleReady: (ready: boolean) => void = () => {};
+  #usable = false;
+  #failed = false;
+
+  private constructor(roots: readonly string[]) {
+    this.roots = [...roots];
+    const url = URL.createObjectURL(new Blob([prefilterSource()], { type: "text/javascript" }));
+    this.#worker = startWorker(url, roots);
+    this.#ready = new Promise<boolean>((resolve) => this.#settleReady = resolve);
+    this.#worker.onmessage = () => {
+      URL.revokeObjectURL(url);
+      this.#usable = !this.#failed;
+      this.#settleReady(this.#usable);
+    };
+    this.#worker.onerror = (event: ErrorEvent) => {
+      // A worker that cannot run is not used; grep searches alone, as before it existed.
+      event.preventDefault();
+      URL.revokeObjectURL(url);
+      this.#fail();
+    };
   }
 
   /** Starts a worker for `roots`; undefined when no worker can be started here. */
@@ -222,6 +231,7 @@ export class PrefilterPool {
     this.#failed = true;
     this.#usable = false;
     this.#worker.terminate();
+    this.#settleReady(false);
   }
 }
 
