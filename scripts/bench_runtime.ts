@@ -1327,8 +1327,9 @@ async function liveGrep(fx: Fixture, settings: Settings): Promise<[Row[], Breakd
             ...fields(q),
             note: `\`${pattern}\` over ${tree.root}, best of ${runs}; ours is one \`tools/call\` ` +
               "to a long-lived `rousseau mcp` (approver, tool worker, audit file) timed by the " +
-              "SDK client; rg is `rg -j1 -n --no-ignore --hidden --max-filesize` with the same " +
-              "skipped directories, start to exit",
+              "SDK client, its grep on two threads once the prefilter worker its first large " +
+              "walk starts is up; rg is `rg -j1 -n --no-ignore --hidden --max-filesize` with " +
+              "the same skipped directories, start to exit",
           },
           o!,
           r!,

@@ -360,6 +360,49 @@ function spell(units: Needle): string[] {
   return out;
 }
 
+/**
+ * What a `NeedleFinder` searches for, as plain data that can cross to another isolate (see
+ * `holdsNeedle`).
+ */
+export interface NeedlePlan {
+  readonly needles: readonly Needle[];
+  /** Each needle as one string when every unit is a single byte, else null. */
+  readonly exact: readonly (string | null)[];
+  /** The windows searched: the needle, the window's offset in it, and one spelling of it. */
+  readonly probes: ReadonlyArray<
+    { readonly needle: number; readonly offset: number; readonly text: string }
+  >;
+}
+
+/**
+ * True when `text` holds one of the plan's needles: the answer of `find(0) !== -1` on the
+ * finder the plan came from (the same windows, each hit checked against the whole needle).
+ *
+ * Hazard: the prefilter worker receives this function as source text (`_grep_pool.ts`), so it
+ * must name nothing outside itself.
+ */
+export function holdsNeedle(text: string, plan: NeedlePlan): boolean {
+  for (const probe of plan.probes) {
+    const needle = plan.needles[probe.needle]!;
+    const exact = plan.exact[probe.needle];
+    let hit = text.indexOf(probe.text, probe.offset);
+    while (hit !== -1) {
+      const start = hit - probe.offset;
+      // Later hits start later still: none of them fits either.
+      if (start + needle.length > text.length) break;
+      if (exact !== null && exact !== undefined) {
+        if (text.startsWith(exact, start)) return true;
+      } else {
+        let i = 0;
+        while (i < needle.length && needle[i]!.includes(text[start + i]!)) i++;
+        if (i === needle.length) return true;
+      }
+      hit = text.indexOf(probe.text, hit + 1);
+    }
+  }
+  return false;
+}
+
 interface Probe {
   readonly needle: number;
   readonly offset: number;
@@ -392,6 +435,15 @@ export class NeedleFinder {
         at: -1,
       }));
     });
+  }
+
+  /** The needles and windows this finder searches for, as plain data. */
+  plan(): NeedlePlan {
+    return {
+      needles: this.#needles,
+      exact: this.#exact.map((text) => text ?? null),
+      probes: this.#probes.map(({ needle, offset, text }) => ({ needle, offset, text })),
+    };
   }
 
   /** Starts over on `text`. */

@@ -7,7 +7,11 @@
  * does at memchr speed, and only the lines that hold one are decoded and tested with RE2.
  * Patterns without needles (`^$`, `\d+`) fall back to one RE2 scan of the decoded file.
  * Files are walked and read synchronously, in batches between event-loop turns, and reported
- * in walk order.
+ * in walk order. On a large tree a second thread, the prefilter worker (`_grep_pool.ts`), reads
+ * files ahead and rules out those without a needle; the search itself stays here, in walk
+ * order (`_grep_chunks.ts`), so the rows are the same with it or without.
+ *
+ * re2js and `ignore` are loaded by the first grep, not when the tool worker starts.
  *
  * Confinement is unchanged in what it allows, but a regular file found by the walk is proved
  * inside the workspace (`openConfinedSync`, the costliest step per file) only once it holds
@@ -34,6 +38,8 @@ import {
 } from "./_workspace.ts";
 import { compileGlob, GlobSyntaxError } from "./_glob.ts";
 import { NeedleFinder, needlesOf } from "./_grep_needles.ts";
+import { ChunkedWalk } from "./_grep_chunks.ts";
+import { releasePool, START_AFTER_FILES, takePool, wantPool } from "./_grep_pool.ts";
 import {
   type IgnoreLevels,
   isIgnored,
@@ -630,6 +636,36 @@ function searchWalked(
 }
 
 /**
+ * Whether the walked regular file at `path` may give rows: 0 when it holds no needle (or a NUL
+ * byte, or cannot be read), 1 otherwise. Read without the confinement proof, like
+ * `searchWalked` before its proof: nothing of it is used but this answer, and a file that
+ * passes is searched again from its first byte, proved before anything of it is used. The
+ * prefilter worker gives the same answer (`_grep_pool.ts`).
+ */
+function answerWalked(
+  path: string,
+  finder: NeedleFinder,
+  maxBytes: number,
+  buffers: Buffers,
+): number {
+  let fd: number;
+  try {
+    fd = openSync(path, OPEN_FLAGS);
+  } catch {
+    return 1; // the search skips it, or says why
+  }
+  try {
+    const bytes = readOpenedSync(fd, maxBytes, buffers, 0);
+    if (bytes === undefined) return 0; // skipped by the search too
+    const text = bytes.toString("latin1", 0, bytes.length);
+    finder.reset(text);
+    return finder.find(0) !== -1 && !text.includes("\0") ? 1 : 0;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
  * The ignore files above the search root `real`. A root named directly is searched even when
  * it is ignored itself: then the patterns above it do not apply below it either (the ones
  * inside it still do).
@@ -698,52 +734,73 @@ async function grep(input: GrepInput, context: ToolContext): Promise<string> {
   const buffers = takeBuffers();
   const maxBytes = limits.grepMaxFileBytes;
   const proofs: Proofs = { files: 0, needed: 0 };
+  // On a large tree a second thread rules out files without a needle (see _grep_pool.ts).
+  const pool = finder !== undefined && info.isDirectory ? takePool(workspace.roots) : undefined;
+  pool?.setPlan(finder!.plan(), maxBytes);
+  const chunks = new ChunkedWalk(candidates, {
+    pool,
+    pathOf: (candidate) => finder !== undefined && candidate.walked ? candidate.open : undefined,
+    answer: (path) => answerWalked(path, finder!, maxBytes, buffers),
+  });
   let yielded = performance.now();
   try {
-    for (const candidate of candidates) {
-      // Files are read synchronously; give the event loop (cancellation, other calls) a
-      // turn every few milliseconds.
+    for (let batch = await chunks.next(); batch !== undefined; batch = await chunks.next()) {
+      // Files are read synchronously; give the event loop (cancellation, other calls) a turn
+      // every few milliseconds, between chunks (which may hold no file to search) and files.
       if (performance.now() - yielded > YIELD_EVERY_MS) {
         await yieldToEventLoop();
         yielded = performance.now();
       }
       signal.throwIfAborted();
-      display = candidate.display;
-      origin = undefined;
-      if (
-        finder !== undefined && candidate.walked &&
-        proofs.needed <= PROOFS_FREE + proofs.files / PROOF_SHARE
-      ) {
-        proofs.files++;
-        searchWalked(candidate.open, re, finder, emit, {
-          workspace,
-          maxBytes,
-          buffers,
-          proofs,
-          track,
-        });
-      } else {
-        const bytes = loadSync(candidate, workspace, maxBytes, buffers, guard, track);
-        if (bytes === undefined) continue;
-        if (finder === undefined) searchText(re, bytes, whole, emit);
-        else searchNeedles(re, bytes, finder, emit);
-      }
-      if (held.length > 0) {
-        // The file's content leaves only if its resolved path passes, and still names the
-        // file that was read; otherwise it is skipped like a file outside the workspace.
-        const found = origin as Origin | undefined;
-        const allowed = found !== undefined && await check!(found.real) && stillNamesSync(found);
-        if (allowed) {
-          rows += held.length;
-          out += held.join("");
-        } else truncated = false;
-        held = [];
+      for (const candidate of batch) {
+        if (performance.now() - yielded > YIELD_EVERY_MS) {
+          await yieldToEventLoop();
+          yielded = performance.now();
+        }
+        signal.throwIfAborted();
+        display = candidate.display;
+        origin = undefined;
+        if (
+          finder !== undefined && candidate.walked &&
+          proofs.needed <= PROOFS_FREE + proofs.files / PROOF_SHARE
+        ) {
+          proofs.files++;
+          searchWalked(candidate.open, re, finder, emit, {
+            workspace,
+            maxBytes,
+            buffers,
+            proofs,
+            track,
+          });
+        } else {
+          const bytes = loadSync(candidate, workspace, maxBytes, buffers, guard, track);
+          if (bytes === undefined) continue;
+          if (finder === undefined) searchText(re, bytes, whole, emit);
+          else searchNeedles(re, bytes, finder, emit);
+        }
+        if (held.length > 0) {
+          // The file's content leaves only if its resolved path passes, and still names the
+          // file that was read; otherwise it is skipped like a file outside the workspace.
+          const found = origin as Origin | undefined;
+          const allowed = found !== undefined && await check!(found.real) &&
+            stillNamesSync(found);
+          if (allowed) {
+            rows += held.length;
+            out += held.join("");
+          } else truncated = false;
+          held = [];
+        }
+        if (truncated) break;
       }
       if (truncated) break;
     }
   } finally {
     candidates.return(undefined);
     returnBuffers(buffers);
+    if (pool !== undefined) releasePool(pool);
+  }
+  if (pool === undefined && finder !== undefined && chunks.taken >= START_AFTER_FILES) {
+    wantPool(workspace.roots);
   }
   if (rows === 0) return "no matches";
   return truncated ? `${out}(truncated at ${max} matches)\n` : out;
