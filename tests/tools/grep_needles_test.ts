@@ -9,7 +9,7 @@ import { RE2JS } from "re2js";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { type Files, type TmpWorkspace, tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 import { type Needle, NeedleFinder, needlesOf } from "../../tools/_grep_needles.ts";
-import { GREP_MAX_LINE_CHARS } from "../../tools/limits.ts";
+import { referenceGrep } from "../_helpers/reference_grep.ts";
 
 const ENCODER = new TextEncoder();
 
@@ -149,39 +149,6 @@ const LINES = [
   "word_boundary foo_foo foo-foo",
 ];
 
-function reference(
-  files: Record<string, string | Uint8Array>,
-  root: string,
-  pattern: string,
-  ignoreCase: boolean,
-): string {
-  // The spec, directly: decode, drop one trailing \r per line, test every line with RE2.
-  const re = RE2JS.compile(
-    pattern,
-    RE2JS.MULTILINE | (ignoreCase ? RE2JS.CASE_INSENSITIVE : 0),
-  );
-  let out = "";
-  for (const name of Object.keys(files).sort()) {
-    const raw = files[name]!;
-    const bytes = typeof raw === "string" ? ENCODER.encode(raw) : raw;
-    if (bytes.includes(0)) continue;
-    const text = new TextDecoder("utf-8", { ignoreBOM: true }).decode(bytes);
-    if (text === "") continue;
-    const lines = text.split("\n");
-    if (text.endsWith("\n")) lines.pop();
-    lines.forEach((line, i) => {
-      const body = line.endsWith("\r") ? line.slice(0, -1) : line;
-      if (!re.test(body)) return;
-      const chars = Array.from(body);
-      const row = chars.length > GREP_MAX_LINE_CHARS
-        ? chars.slice(0, GREP_MAX_LINE_CHARS).join("") + "…"
-        : body;
-      out += `${root}/${name}:${i + 1}: ${row}\n`;
-    });
-  }
-  return out === "" ? "no matches" : out;
-}
-
 function corpus(): Files & Record<string, string | Uint8Array> {
   const lf = LINES.join("\n") + "\n";
   return {
@@ -273,7 +240,7 @@ Deno.test("grep() reports what a line-by-line RE2 test reports, on tricky patter
       await t.step(`${pattern}${ignoreCase ? " (ignore_case)" : ""}`, async () => {
         assertEquals(
           await grepOut(ws, pattern, ignoreCase),
-          reference(files, ws.root, pattern, ignoreCase),
+          referenceGrep(files, ws.root, pattern, ignoreCase),
         );
       });
     }
@@ -362,7 +329,7 @@ Deno.test("grep() reads walked files of any size around the first read", async (
   }
   await using ws = await tmpWorkspace({ files });
   for (const pattern of ["handler\\d", "(?i)HANDLER[79]", "mid|end"]) {
-    assertEquals(await grepOut(ws, pattern, false), reference(files, ws.root, pattern, false));
+    assertEquals(await grepOut(ws, pattern, false), referenceGrep(files, ws.root, pattern, false));
   }
 });
 
@@ -375,6 +342,6 @@ Deno.test("grep() gives the same rows when most files hold a needle but few matc
   }
   await using ws = await tmpWorkspace({ files });
   const out = await grepOut(ws, "handler_\\d+ found", false);
-  assertEquals(out, reference(files, ws.root, "handler_\\d+ found", false));
+  assertEquals(out, referenceGrep(files, ws.root, "handler_\\d+ found", false));
   assertEquals(places(out).length, 9);
 });

@@ -22,7 +22,7 @@ import {
 import { holdsNeedle, NeedleFinder, needlesOf } from "../../tools/_grep_needles.ts";
 import { CHUNK_FILES, ChunkedWalk } from "../../tools/_grep_chunks.ts";
 import { startPrefilterPool, stopPrefilterPool } from "../../tools/_grep_pool.ts";
-import { GREP_MAX_LINE_CHARS } from "../../tools/limits.ts";
+import { referenceGrep } from "../_helpers/reference_grep.ts";
 
 const ENCODER = new TextEncoder();
 
@@ -75,35 +75,6 @@ const PATTERNS: ReadonlyArray<readonly [string, boolean]> = [
   ["ab\\d+cd", false],
   ["quux_absent", false],
 ];
-
-/** The spec, directly: decode each file, drop one trailing \r per line, test every line. */
-function reference(
-  files: ReadonlyArray<readonly [string, Uint8Array]>,
-  root: string,
-  pattern: string,
-  ignoreCase: boolean,
-  maxBytes: number,
-): string {
-  const re = RE2JS.compile(pattern, RE2JS.MULTILINE | (ignoreCase ? RE2JS.CASE_INSENSITIVE : 0));
-  let out = "";
-  for (const [name, bytes] of files) {
-    if (bytes.length > maxBytes || bytes.includes(0)) continue;
-    const text = new TextDecoder("utf-8", { ignoreBOM: true }).decode(bytes);
-    if (text === "") continue;
-    const lines = text.split("\n");
-    if (text.endsWith("\n")) lines.pop();
-    lines.forEach((line, i) => {
-      const body = line.endsWith("\r") ? line.slice(0, -1) : line;
-      if (!re.test(body)) return;
-      const chars = Array.from(body);
-      const row = chars.length > GREP_MAX_LINE_CHARS
-        ? chars.slice(0, GREP_MAX_LINE_CHARS).join("") + "…"
-        : body;
-      out += `${root}/${name}:${i + 1}: ${row}\n`;
-    });
-  }
-  return out === "" ? "no matches" : out;
-}
 
 interface Tree {
   readonly base: string;
@@ -249,7 +220,7 @@ Deno.test("grep with the prefilter worker reports the rows of a line-by-line RE2
     assert(pool !== undefined, "the prefilter worker did not start");
     for (const [index, [pattern, ignoreCase]] of PATTERNS.entries()) {
       await t.step(`${pattern}${ignoreCase ? " (ignore_case)" : ""}`, async () => {
-        const expected = reference(tree.files, tree.root, pattern, ignoreCase, maxBytes);
+        const expected = referenceGrep(tree.files, tree.root, pattern, ignoreCase, maxBytes);
         const sent = pool.sentFiles;
         const got = await grepTree(tree, pattern, ignoreCase, { grepMaxFileBytes: maxBytes });
         assertEquals(got, expected);
@@ -283,7 +254,7 @@ Deno.test("grep with the prefilter worker reports the rows of a line-by-line RE2
       );
       assert(pool.sentFiles > sent, "the worker was not asked about any file");
       const allowed = tree.files.filter(([name]) => !refused(`${tree.root}/${name}`));
-      assertEquals(result.output, reference(allowed, tree.root, pattern, false, maxBytes));
+      assertEquals(result.output, referenceGrep(allowed, tree.root, pattern, false, maxBytes));
       assert(asked.some(refused), "no refused file was asked about");
     });
     await t.step("the cap cuts the rows where it cuts them without the worker", async () => {
@@ -382,7 +353,7 @@ Deno.test("grep in the tool worker, which starts its own prefilter worker, keeps
       new AbortController().signal,
     );
     assertEquals(result.isError, false, result.output);
-    assertEquals(result.output, reference(tree.files, tree.root, pattern, false, max));
+    assertEquals(result.output, referenceGrep(tree.files, tree.root, pattern, false, max));
   };
   // The first large walk has the worker started; it is used once ready, half a second or so
   // later. The rows are the same either way: these calls cover both.
