@@ -81,6 +81,16 @@ const REPO = fileURLToPath(new URL("../", import.meta.url));
 const FLOOR = fileURLToPath(new URL("./_bench_floor.ts", import.meta.url));
 const CONFIG = join(REPO, "deno.json");
 const MAIN = join(REPO, "main.ts");
+/** `deno run` arguments of the CLI as `deno task cli` runs it, without the task runner. */
+const CLI: readonly string[] = [
+  "run",
+  "--quiet",
+  "--config",
+  CONFIG,
+  "-P=cli",
+  "--no-prompt",
+  MAIN,
+];
 const RSS_CHILD = join(REPO, "scripts", "_bench_rss.ts");
 const ECHO_SERVER = join(REPO, "tests", "testdata", "mcp_echo_server.ts");
 const KIB = 1024;
@@ -389,7 +399,6 @@ async function coldStart(fx: Fixture, settings: Settings): Promise<[Row[], Break
   const taskVersion = () =>
     elapsed(() => runProcess([...task, "version"], env, fx.home, "rousseau "));
   const taskHelp = () => elapsed(() => runProcess([...task, "--help"], env, fx.home, "Usage: "));
-  const cli = ["run", "--quiet", "--config", CONFIG, "-P=cli", "--no-prompt", MAIN];
   const oneLiner = () =>
     elapsed(() =>
       runProcess(
@@ -405,7 +414,7 @@ async function coldStart(fx: Fixture, settings: Settings): Promise<[Row[], Break
       runProcess(["run", "--quiet", "--config", CONFIG, join(fx.home, "empty.ts")], env, REPO, "")
     );
   const help = () =>
-    elapsed(() => runProcess([...cli, "--log-level", "error", "--help"], env, fx.home, ""));
+    elapsed(() => runProcess([...CLI, "--log-level", "error", "--help"], env, fx.home, ""));
   const floor = () =>
     elapsed(() =>
       runProcess(
@@ -416,11 +425,11 @@ async function coldStart(fx: Fixture, settings: Settings): Promise<[Row[], Break
       )
     );
   const tools = () =>
-    elapsed(() => runProcess([...cli, "--workspace", fx.root, "tools"], env, fx.home, "bash"));
+    elapsed(() => runProcess([...CLI, "--workspace", fx.root, "tools"], env, fx.home, "bash"));
   const read = () =>
     elapsed(() =>
       runProcess(
-        [...cli, "--workspace", fx.root, "tool", "read", JSON.stringify({ path: fx.small })],
+        [...CLI, "--workspace", fx.root, "tool", "read", JSON.stringify({ path: fx.small })],
         env,
         fx.home,
         fx.smallText,
@@ -1242,18 +1251,7 @@ async function mcp(fx: Fixture, settings: Settings): Promise<[Row[], Breakdown[]
   let echo: Connected | undefined;
   try {
     try {
-      ours = await connect([
-        "run",
-        "--quiet",
-        "--config",
-        CONFIG,
-        "-P=cli",
-        "--no-prompt",
-        MAIN,
-        "--workspace",
-        fx.root,
-        "mcp",
-      ], env);
+      ours = await connect([...CLI, "--workspace", fx.root, "mcp"], env);
       const text = callText(
         await ours.client.callTool({ name: "read", arguments: { path: fx.small } }),
       );
@@ -1324,18 +1322,7 @@ async function liveGrep(fx: Fixture, settings: Settings): Promise<[Row[], Breakd
     }
     let server: Connected | undefined;
     try {
-      server = await connect([
-        "run",
-        "--quiet",
-        "--config",
-        CONFIG,
-        "-P=cli",
-        "--no-prompt",
-        MAIN,
-        "--workspace",
-        tree.root,
-        "mcp",
-      ], env);
+      server = await connect([...CLI, "--workspace", tree.root, "mcp"], env);
       for (const q of LIVE_QUERIES) {
         const pattern = tree.key === "headers" && "headers" in q ? q.headers : q.pattern;
         const ours = async () => {
