@@ -16,7 +16,12 @@
  * @module
  */
 
-import { type StartedWorker, startToolWorker } from "../tools/worker_start.ts";
+import {
+  derivePermissions,
+  type StartedWorker,
+  startToolWorker,
+  type WorkerPermissions,
+} from "../tools/worker_start.ts";
 import type { ToolCall } from "./tool_args.ts";
 
 let early: StartedWorker | undefined;
@@ -26,7 +31,7 @@ let early: StartedWorker | undefined;
  * tool modules: read and write on the real paths of `--workspace` (else the start
  * directory) and every `--add-dir`, run on /bin/sh. Undefined when a root does not resolve.
  */
-function guessPermissions(flags: ToolCall["flags"]) {
+function guessPermissions(flags: ToolCall["flags"]): WorkerPermissions | undefined {
   const init = Deno.env.get("INIT_CWD");
   const base = init !== undefined && init.startsWith("/") ? init : Deno.cwd();
   const roots: string[] = [];
@@ -40,16 +45,7 @@ function guessPermissions(flags: ToolCall["flags"]) {
   } catch {
     return undefined;
   }
-  return {
-    read: [...roots, "/proc/self/fd"],
-    write: roots,
-    run: ["/bin/sh"],
-    net: false,
-    env: false,
-    ffi: false,
-    sys: false,
-    import: false,
-  } as const;
+  return derivePermissions({ roots });
 }
 
 /**

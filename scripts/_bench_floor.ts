@@ -9,20 +9,11 @@
  * @module
  */
 
-import { startToolWorker } from "../tools/worker_start.ts";
+import { derivePermissions, startToolWorker } from "../tools/worker_start.ts";
 
 const [dir, file] = Deno.args as [string, string];
 const root = Deno.realPathSync(dir);
-const started = startToolWorker({
-  read: [root, "/proc/self/fd"],
-  write: [root],
-  run: ["/bin/sh"],
-  net: false,
-  env: false,
-  ffi: false,
-  sys: false,
-  import: false,
-});
+const started = startToolWorker(derivePermissions({ roots: [root] }));
 const { createWorkerHost, createWorkspace, DEFAULT_LIMITS } = await import(
   new URL("../tools/hosting.ts", import.meta.url).href
 ) as typeof import("../tools/hosting.ts");

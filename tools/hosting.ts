@@ -20,12 +20,16 @@ export { formatDuration, parseDuration } from "./_duration.ts";
 export * from "./limits.ts";
 export {
   createWorkerHost,
-  derivePermissions,
   type WorkerHost,
   type WorkerHostOptions,
   workerPermissions,
 } from "./worker_host.ts";
-export { type StartedWorker, startToolWorker, type WorkerPermissions } from "./worker_start.ts";
+export {
+  derivePermissions,
+  type StartedWorker,
+  startToolWorker,
+  type WorkerPermissions,
+} from "./worker_start.ts";
 export {
   DEFAULT_HIDDEN,
   type HiddenPath,

@@ -20,6 +20,7 @@ import type { JsonSchemaObject, Limits, ToolResult, Workspace } from "./types.ts
 import type { Sandbox } from "./_sandbox.ts";
 import {
   claimWorker,
+  derivePermissions,
   type StartedWorker,
   startToolWorker,
   type WorkerPermissions,
@@ -69,27 +70,6 @@ export interface WorkerHost extends ToolHost, AsyncDisposable {
   readonly permissions: WorkerPermissions;
   /** Stops the worker; calls in flight fail. */
   close(): void;
-}
-
-/**
- * The worker's grants for `workspace`: read on its roots (and `/proc/self/fd`, for the
- * open checks), write on its roots, run on `/bin/sh` — or on bwrap only, when bash is
- * sandboxed — and nothing else.
- */
-export function derivePermissions(
-  workspace: Workspace,
-  options: { write?: boolean; run?: boolean; sandbox?: Sandbox } = {},
-): WorkerPermissions {
-  return {
-    read: [...workspace.roots, "/proc/self/fd"],
-    write: options.write === false ? [] : [...workspace.roots],
-    run: options.run === false ? [] : [options.sandbox?.bwrap ?? "/bin/sh"],
-    net: false,
-    env: false,
-    ffi: false,
-    sys: false,
-    import: false,
-  };
 }
 
 /** Starts the worker and waits until its tools are loaded; throws with the worker's error. */

@@ -12,6 +12,9 @@
  * @module
  */
 
+import type { Workspace } from "./types.ts";
+import type { Sandbox } from "./_sandbox.ts";
+
 /** Runtime grants of the worker, as `Deno.PermissionOptionsObject` takes them. */
 export interface WorkerPermissions {
   readonly read: readonly string[];
@@ -22,6 +25,27 @@ export interface WorkerPermissions {
   readonly ffi: false;
   readonly sys: false;
   readonly import: false;
+}
+
+/**
+ * The worker's grants for `workspace`: read on its roots (and `/proc/self/fd`, for the
+ * open checks), write on its roots, run on `/bin/sh` — or on bwrap only, when bash is
+ * sandboxed — and nothing else.
+ */
+export function derivePermissions(
+  workspace: Pick<Workspace, "roots">,
+  options: { write?: boolean; run?: boolean; sandbox?: Sandbox } = {},
+): WorkerPermissions {
+  return {
+    read: [...workspace.roots, "/proc/self/fd"],
+    write: options.write === false ? [] : [...workspace.roots],
+    run: options.run === false ? [] : [options.sandbox?.bwrap ?? "/bin/sh"],
+    net: false,
+    env: false,
+    ffi: false,
+    sys: false,
+    import: false,
+  };
 }
 
 /** A tool worker that is loading its modules and has not been sent `init` yet. */
