@@ -11,6 +11,7 @@ import { createApprover, type PolicyConfig } from "../../approver/mod.ts";
 import { runCli } from "../_helpers/cli.ts";
 import { assertEquals } from "../_helpers/assert.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
+import { BACKGROUND, runWithStubs, writeStubs } from "../_helpers/sh_stubs.ts";
 
 const ALLOW = "^(ls|cat|echo|grep|git status)( |$)";
 
@@ -282,29 +283,15 @@ Deno.test("parser look-alikes: sh runs only allowed programs for each of them", 
   // Every program sh could run is a stub that records its name; none may be outside the list.
   const dir = await Deno.makeTempDir({ prefix: "rousseau-lookalike-" });
   try {
-    const bin = `${dir}/bin`;
-    await Deno.mkdir(bin);
-    for (const name of ["ls", "cat", "grep", "git", "touch", "sh", "f"]) {
-      await Deno.writeTextFile(
-        `${bin}/${name}`,
-        `#!/bin/sh\nprintf '%s\\n' "\${0##*/}" >>"$STUB_LOG"\n`,
-        { mode: 0o755 },
-      );
-    }
+    const bin = await writeStubs(
+      dir,
+      ["ls", "cat", "grep", "git", "touch", "sh", "f"],
+      `printf '%s\\n' "\${0##*/}" >>"$STUB_LOG"`,
+    );
     const log = `${dir}/log`;
     for (const [command] of HARMLESS) {
-      // Background jobs are left out: a stub could outlive the shell.
-      if (/(^|[^&])&([^&]|$)/.test(command)) continue;
-      await new Deno.Command("/bin/sh", {
-        args: ["-c", command],
-        cwd: dir,
-        clearEnv: true,
-        env: { PATH: bin, STUB_LOG: log },
-        stdin: "null",
-        stdout: "null",
-        stderr: "null",
-        signal: AbortSignal.timeout(20_000),
-      }).output();
+      if (BACKGROUND.test(command)) continue;
+      await runWithStubs(command, { bin, log, cwd: dir });
     }
     const ran = (await Deno.readTextFile(log)).trim().split("\n");
     assertEquals(ran.filter((name) => !["ls", "cat", "grep", "git"].includes(name)), []);

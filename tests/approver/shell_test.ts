@@ -6,6 +6,7 @@
 import { type SimpleCommand, splitCommands, type SplitResult } from "../../approver/mod.ts";
 import { DYNAMIC } from "../../approver/shell.ts";
 import { assert, assertEquals, assertMatch } from "../_helpers/assert.ts";
+import { BACKGROUND, runWithStubs, writeStubs } from "../_helpers/sh_stubs.ts";
 
 const COMPUTED = "a word is computed when the shell runs ($VAR, $(...) or backticks)";
 
@@ -667,19 +668,13 @@ function parseLog(text: string): string[][] {
 Deno.test("splitCommands agrees with dash: every program dash runs is listed, with the argv the parser is sure of", async () => {
   const dir = await Deno.makeTempDir({ prefix: "rousseau-dash-" });
   try {
-    const bin = `${dir}/bin`;
-    await Deno.mkdir(bin);
-    for (const name of STUBS) {
-      await Deno.writeTextFile(
-        `${bin}/${name}`,
-        `#!/bin/sh\n{ printf '%s\\037' "\${0##*/}" "$@"; printf '\\036'; } >>"$STUB_LOG"\n`,
-        { mode: 0o755 },
-      );
-    }
-    // Lines with a background `&` are left out: one is a fork bomb, and a background stub
-    // could outlive the shell.
+    const bin = await writeStubs(
+      dir,
+      STUBS,
+      `{ printf '%s\\037' "\${0##*/}" "$@"; printf '\\036'; } >>"$STUB_LOG"`,
+    );
     const lines = [...DASH.map(([, line]) => line), ...DIFFERENTIAL].filter((line) =>
-      !/(^|[^&])&([^&]|$)/.test(line)
+      !BACKGROUND.test(line)
     );
     let ran = 0;
     for (const [i, line] of lines.entries()) {
@@ -687,17 +682,7 @@ Deno.test("splitCommands agrees with dash: every program dash runs is listed, wi
       await Deno.writeTextFile(log, "");
       const work = `${dir}/work${i}`;
       await Deno.mkdir(work);
-      await new Deno.Command("/bin/sh", {
-        args: ["-c", line],
-        cwd: work,
-        clearEnv: true,
-        env: { PATH: bin, STUB_LOG: log },
-        stdin: "null",
-        stdout: "null",
-        stderr: "null",
-        // A guard against a line that never ends, not a timing assertion.
-        signal: AbortSignal.timeout(20_000),
-      }).output();
+      await runWithStubs(line, { bin, log, cwd: work });
       const runs = parseLog(await Deno.readTextFile(log));
       ran += runs.length;
       const { commands } = await splitCommands(line);
