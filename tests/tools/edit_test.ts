@@ -4,6 +4,7 @@ import { assert, assertEquals } from "../_helpers/assert.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 import { abortOnNewEntry, fail, list, ok } from "../_helpers/results.ts";
 import { runCli } from "../_helpers/cli.ts";
+import { runHostScript } from "../_helpers/host_script.ts";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
 const ENCODER = new TextEncoder();
@@ -714,27 +715,15 @@ Deno.test("edit() of a 1.5 GB sparse file fails fast with bounded memory and lea
   const before = await Deno.stat(path);
   // In a process of its own, so its peak resident memory (VmHWM) is this edit's alone.
   const script = join(ws.outside, "edit_huge.ts");
-  await Deno.writeTextFile(
+  const { code, stdout, stderr } = await runHostScript(
     script,
-    `import { createBuiltinTools, createInProcessHost, createWorkspace, DEFAULT_LIMITS, Registry } from ${
-      JSON.stringify(new URL("../../mod.ts", import.meta.url).href)
-    };
-const host = createInProcessHost(new Registry(createBuiltinTools()), {
-  workspace: await createWorkspace([${JSON.stringify(ws.root)}]),
-  limits: DEFAULT_LIMITS,
-  env: {},
-});
-const input = { path: ${JSON.stringify(path)}, old_string: "needle", new_string: "pin" };
+    ws.root,
+    `const input = { path: ${JSON.stringify(path)}, old_string: "needle", new_string: "pin" };
 const result = await host.call("edit", input, new AbortController().signal);
 const hwm = /^VmHWM:\\s*(\\d+) kB/m.exec(Deno.readTextFileSync("/proc/self/status"))[1];
 console.log(JSON.stringify({ result, peakKiB: Number(hwm) }));
 `,
   );
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", "--config", join(REPO, "deno.json"), script],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
   const decoder = new TextDecoder();
   assertEquals(code, 0, decoder.decode(stderr));
   const { result, peakKiB } = JSON.parse(decoder.decode(stdout));

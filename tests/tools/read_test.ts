@@ -12,6 +12,7 @@ import {
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 import { fail, ok } from "../_helpers/results.ts";
+import { runHostScript } from "../_helpers/host_script.ts";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -775,17 +776,10 @@ Deno.test("read() pages through a 1.5 GB sparse file by streaming it, with bound
   }
   // Line 101 is the 1.5 GB run of zeros ending in "tail1"; line 102 is "tail2".
   const script = join(ws.outside, "read_huge.ts");
-  await Deno.writeTextFile(
+  const { code, stdout, stderr } = await runHostScript(
     script,
-    `import { createBuiltinTools, createInProcessHost, createWorkspace, DEFAULT_LIMITS, Registry } from ${
-      JSON.stringify(new URL("../../mod.ts", import.meta.url).href)
-    };
-const host = createInProcessHost(new Registry(createBuiltinTools()), {
-  workspace: await createWorkspace([${JSON.stringify(ws.root)}]),
-  limits: { ...DEFAULT_LIMITS, readMaxBytes: 4096 },
-  env: {},
-});
-const signal = new AbortController().signal;
+    ws.root,
+    `const signal = new AbortController().signal;
 const path = ${JSON.stringify(path)};
 const results = [
   await host.call("read", { path, offset: 102 }, signal),
@@ -795,12 +789,8 @@ const results = [
 const hwm = /^VmHWM:\\s*(\\d+) kB/m.exec(Deno.readTextFileSync("/proc/self/status"))[1];
 console.log(JSON.stringify({ results, peakKiB: Number(hwm) }));
 `,
+    "{ ...DEFAULT_LIMITS, readMaxBytes: 4096 }",
   );
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", "--config", join(REPO, "deno.json"), script],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
   const decoder = new TextDecoder();
   assertEquals(code, 0, decoder.decode(stderr));
   const { results, peakKiB } = JSON.parse(decoder.decode(stdout));

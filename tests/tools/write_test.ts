@@ -6,6 +6,7 @@ import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 import { abortOnNewEntry, fail, list, ok } from "../_helpers/results.ts";
 import { finished, runCli, spawnCli } from "../_helpers/cli.ts";
 import { startFakeAnthropic } from "../_helpers/fake_providers.ts";
+import { runHostScript } from "../_helpers/host_script.ts";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -967,17 +968,10 @@ Deno.test("write() killed with SIGKILL mid-write leaves one temp file of ours; t
   const script = join(ws.outside, "killed.ts");
   // The process kills itself with SIGKILL at the first signal check after the temporary file
   // exists: a real kill -9 in the middle of the write.
-  await Deno.writeTextFile(
+  const { signal } = await runHostScript(
     script,
-    `import { createBuiltinTools, createInProcessHost, createWorkspace, DEFAULT_LIMITS, Registry } from ${
-      JSON.stringify(new URL("../../mod.ts", import.meta.url).href)
-    };
-const host = createInProcessHost(new Registry(createBuiltinTools()), {
-  workspace: await createWorkspace([${JSON.stringify(ws.root)}]),
-  limits: DEFAULT_LIMITS,
-  env: {},
-});
-const controller = new AbortController();
+    ws.root,
+    `const controller = new AbortController();
 const signal = new Proxy(controller.signal, {
   get(target, key) {
     if (key === "throwIfAborted" && [...Deno.readDirSync(${JSON.stringify(dir)})].length > 1) {
@@ -992,11 +986,6 @@ await host.call("write", { path: ${
     }, content: "new".repeat(1000) }, signal);
 `,
   );
-  const { signal } = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", "--config", join(REPO, "deno.json"), script],
-    stdout: "null",
-    stderr: "null",
-  }).output();
   assertEquals(signal, "SIGKILL");
   const left = (await list(dir)).filter((name) => name !== "a.txt");
   assertEquals(left.length, 1);
