@@ -12,7 +12,13 @@ import { compilePolicy, type ListName, type Policy, type Rule } from "./rules.ts
 import { pathScope } from "./path_scope.ts";
 import { commandTooLong, DYNAMIC, splitCommands, type SplitResult } from "./shell.ts";
 import { expand, type Expansion, type Item, type ResolvedWrite } from "./expand.ts";
-import type { ApprovalRequest, Approver, Decision, PolicyConfig } from "./types.ts";
+import type {
+  ApprovalRequest,
+  Approver,
+  ChangedPath,
+  Decision,
+  PolicyConfig,
+} from "./types.ts";
 
 /** The reason an `ask` becomes when nobody can answer it. */
 export const NO_OPERATOR_REASON =
@@ -36,6 +42,12 @@ export interface ApproverOptions {
   readonly workspace?: { readonly roots: readonly string[] };
   /** Paths no tool may write (the config, the state directory): writes there are denied. */
   readonly protectedPaths?: readonly string[];
+  /**
+   * True when bash runs under the overlay: the files a line writes inside the roots are
+   * judged once it ran, by what it changed (`judgeChanges`), so they are not predicted here.
+   * Writes outside the roots or into protected paths are still refused before it runs.
+   */
+  readonly observed?: boolean;
 }
 
 /** The facts rules are tested against, gathered once per call and only when needed. */
@@ -259,9 +271,12 @@ async function decide(
   for (const rule of policy.lists.deny) {
     if (await denyMatches(rule, facts)) return denial(rule.reason ?? fallback, rule.label);
   }
-  // A write a command makes is judged as the write tool would be for that path.
+  // A write a command makes is judged as the write tool would be for that path; under the
+  // overlay, one inside the roots is judged after the line ran, by what it really wrote.
   const judgeWrite = (write: ResolvedWrite): Promise<Decision> =>
-    depth >= MAX_JUDGE_DEPTH
+    options.observed === true && insideRoots(write.path, options)
+      ? Promise.resolve({ decision: "allow" })
+      : depth >= MAX_JUDGE_DEPTH
       ? Promise.resolve(denial(fallback, "default"))
       : decide(policy, { tool: "write", input: { path: write.path } }, options, depth + 1);
   let miss: string | undefined;
@@ -295,6 +310,103 @@ async function decide(
   return denial(miss ?? fallback, "default");
 }
 
+function insideRoots(path: string, options: ApproverOptions): boolean {
+  return (options.workspace?.roots ?? []).some((root) =>
+    path === root || path.startsWith(root.endsWith("/") ? root : `${root}/`)
+  );
+}
+
+function isProtectedPath(path: string, options: ApproverOptions): boolean {
+  return (options.protectedPaths ?? []).some((p) =>
+    path === p || path.startsWith(p.endsWith("/") ? p : `${p}/`) ||
+    // a deleted directory that holds one
+    p.startsWith(path.endsWith("/") ? path : `${path}/`)
+  );
+}
+
+/** A path as the model knows it: relative to the first root when inside it. */
+function shownPath(path: string, options: ApproverOptions): string {
+  const root = options.workspace?.roots[0];
+  if (root === undefined) return path;
+  const prefix = root.endsWith("/") ? root : `${root}/`;
+  return path.startsWith(prefix) ? path.slice(prefix.length) : path;
+}
+
+/**
+ * The decision on what a bash call decided as `verdict` changed (see
+ * `Approver.judgeChanges`). Per path: a protected path is refused; deny rules for `write`
+ * come first; a line let run by a rule that names no command (or by the mode or an `allow`
+ * default) may change anything else in the roots, as a sandboxed line always could; a path a
+ * rule with `effects: [write]` that let the line run grants is allowed (a line's changes
+ * cannot be told apart by command: any such rule of the line counts); anything else is
+ * judged as a `write` call for that path. One refused path refuses the whole set; else one
+ * that needs approval makes it `ask`.
+ */
+export async function judgeChanges(
+  policy: Policy,
+  verdict: Decision,
+  changes: readonly ChangedPath[],
+  options: ApproverOptions = {},
+): Promise<Decision> {
+  if (policy.mode === "allow_all") return { decision: "allow", rule: "mode" };
+  if (policy.mode === "deny_all") return denial(policy.reason ?? "denied by policy", "mode");
+  const labels = (verdict.rule ?? "").replace(/:operator$/, "").split("+");
+  const rules = [...policy.lists.allow, ...policy.lists.ask].filter((r) =>
+    labels.includes(r.label)
+  );
+  const wholesale = verdict.rule === "mode" ||
+    (labels[0] === "default" && policy.default === "allow") ||
+    rules.some((r) => r.command === undefined);
+  const refused: string[] = [];
+  const asked: string[] = [];
+  let rule: string | undefined;
+  for (const change of changes) {
+    const what = `it ${change.deleted ? "deleted" : "wrote"} ${shownPath(change.path, options)}`;
+    if (isProtectedPath(change.path, options)) {
+      refused.push(`${what}, which is rousseau's own configuration or state`);
+      rule ??= "protected";
+      continue;
+    }
+    const paths = change.dir ? [change.path, `${change.path}/`] : [change.path];
+    const request = { tool: "write", input: { path: change.path } };
+    const facts = gather(request, options);
+    const denied = await findAsync(policy.lists.deny, (r) => denyMatches(r, facts));
+    if (denied !== undefined) {
+      refused.push(`${what}: ${denied.reason ?? policy.reason ?? "denied by pattern policy"}`);
+      rule ??= denied.label;
+      continue;
+    }
+    if (wholesale) continue;
+    if (
+      rules.some((r) => r.effects?.has("write") && paths.every((p) => r.path?.test(p) ?? true))
+    ) continue;
+    const decision = await decide(policy, request, options, 1);
+    if (decision.decision === "allow") continue;
+    const label = decision.rule ?? "default";
+    if (decision.decision === "ask") {
+      asked.push(`${what}, which needs approval`);
+      continue;
+    }
+    refused.push(
+      label === "default"
+        ? `${what}, and no rule allows writing there`
+        : `${what}: ${decision.reason ?? "denied"}`,
+    );
+    rule ??= label;
+  }
+  if (refused.length > 0) return denial(refused.join("; "), rule ?? "default");
+  if (asked.length > 0) return { decision: "ask", reason: asked.join("; "), rule: "default" };
+  return { decision: "allow", rule: verdict.rule ?? "default" };
+}
+
+async function findAsync<T>(
+  items: readonly T[],
+  test: (item: T) => Promise<boolean>,
+): Promise<T | undefined> {
+  for (const item of items) if (await test(item)) return item;
+  return undefined;
+}
+
 /**
  * Whether `rule`, standing in `list`, matches `request` on its own: the test a rule's
  * `examples` and `not_examples` are held to.
@@ -321,6 +433,8 @@ export function createApprover(
     policy,
     approve: (request) => evaluate(policy, request, options),
     scope: (request, decision) => pathScope(policy, request, decision),
+    judgeChanges: (_request, verdict, changes) =>
+      judgeChanges(policy, verdict, changes, options),
   };
 }
 

@@ -43,6 +43,27 @@ export interface Approver {
     request: ApprovalRequest,
     decision: Decision,
   ): ((realPath: string) => Promise<boolean>) | undefined;
+  /**
+   * For a bash call this approver decided as `verdict` (the operator's answer included) and
+   * that ran under the overlay: the decision on what it actually changed. Each path is judged
+   * as a `write` call would be, deny rules first. Absent: the gate asks `approve` about a
+   * `write` call for each path.
+   */
+  judgeChanges?(
+    request: ApprovalRequest,
+    verdict: Decision,
+    changes: readonly ChangedPath[],
+  ): Promise<Decision>;
+}
+
+/** One path a command changed, as the approver sees it. */
+export interface ChangedPath {
+  /** Absolute real path. */
+  readonly path: string;
+  /** True when the command deleted it (a directory: with everything below it). */
+  readonly deleted: boolean;
+  /** True when it is (or was, when deleted) a directory. */
+  readonly dir: boolean;
 }
 
 /** A rule as written in config (`agent.approver.deny[i]` etc.). */

@@ -12,6 +12,8 @@
  * @module
  */
 
+import type { OverlaySetup } from "./_overlay.ts";
+
 /** A path to hide, already resolved by the caller. */
 export interface HiddenPath {
   /** Absolute path. */
@@ -50,6 +52,11 @@ export interface Sandbox {
   readonly disableUserns?: boolean;
   /** The pids cgroup that bounds how many processes the command may have. */
   readonly pids?: PidsLimit;
+  /**
+   * When set, each command runs over overlays of the roots and its changes reach them only
+   * once judged (see `_overlay.ts`); otherwise the roots are bound read-write.
+   */
+  readonly overlay?: OverlaySetup;
 }
 
 /** Credential paths hidden by default, relative to the home directory. */

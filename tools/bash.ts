@@ -20,6 +20,16 @@ import { defineTool, ToolError } from "./define.ts";
 import { parseFields, requireNonEmpty } from "./_input.ts";
 import { HeadTail } from "./_truncate.ts";
 import { CGROUP_PROCS, type Sandbox, sandboxArgs } from "./_sandbox.ts";
+import {
+  ApplyError,
+  applyChanges,
+  type ChangeSet,
+  collectChanges,
+  type PreparedOverlay,
+  prepareOverlay,
+  removeTree,
+  setupProblem,
+} from "./_overlay.ts";
 import { formatDuration } from "./_duration.ts";
 import { DEFAULT_BASH_MAX_OUTPUT_BYTES, DEFAULT_BASH_TIMEOUT_MS } from "./limits.ts";
 import type { Tool, ToolContext } from "./types.ts";
@@ -265,7 +275,85 @@ function shellArgv(command: string, setsid: string | undefined, sandbox?: Sandbo
   ];
 }
 
-async function runCommand({ command }: BashInput, context: ToolContext): Promise<string> {
+async function runCommand(input: BashInput, context: ToolContext): Promise<string> {
+  const { sandbox, workspace, signal } = context;
+  if (sandbox?.overlay === undefined) return await runShell(input, context);
+  signal.throwIfAborted();
+  let prepared: PreparedOverlay;
+  try {
+    prepared = prepareOverlay(sandbox.overlay, workspace.roots);
+  } catch (error) {
+    throw new ToolError(
+      NAME,
+      `${NAME}: the overlay's scratch directory could not be made: ${(error as Error).message}`,
+    );
+  }
+  try {
+    return await runShell(input, context, prepared);
+  } finally {
+    removeTree(prepared.dir);
+  }
+}
+
+/** True when the command wrote anything to an upper layer. */
+function wroteAnything(prepared: PreparedOverlay): boolean {
+  return prepared.roots.some((_, i) => {
+    try {
+      return !Deno.readDirSync(`${prepared.dir}/${i}/u`)[Symbol.iterator]().next().done;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** `path (what)` for each entry, as one line's list. */
+function listed(entries: readonly { path: string; what: string }[]): string {
+  return entries.map((e) => `${e.path} (${e.what})`).join(", ");
+}
+
+/**
+ * After the command ended normally: reads its change set, has it judged
+ * (`context.settleChanges`), applies it, and returns a line for the output when something
+ * was left out. Throws the tool's error when the changes cannot or may not be applied.
+ */
+async function settleOverlay(
+  prepared: PreparedOverlay,
+  context: ToolContext,
+  text: string,
+): Promise<string | undefined> {
+  const refuse = (why: string) =>
+    new ToolError(NAME, withLine(text, `${NAME}: the command's changes were not applied: ${why}`));
+  const problem = setupProblem(prepared);
+  if (problem !== undefined) {
+    throw new ToolError(NAME, withLine(text, `${NAME}: the overlay could not be set up: ${problem}`));
+  }
+  let set: ChangeSet;
+  try {
+    set = collectChanges(prepared);
+  } catch (error) {
+    throw refuse(`they could not be read: ${(error as Error).message}`);
+  }
+  const note = set.skipped.length === 0
+    ? undefined
+    : `${NAME}: not applied (only files, directories and symbolic links are): ${listed(set.skipped)}`;
+  if (set.changes.length === 0) return note;
+  const verdict = await (context.settleChanges?.(set) ?? Promise.resolve({ apply: true as const }));
+  context.signal.throwIfAborted();
+  if (!verdict.apply) throw refuse(verdict.reason);
+  try {
+    applyChanges(prepared, set, context.workspace);
+  } catch (error) {
+    if (error instanceof ApplyError) throw refuse(error.message);
+    throw error;
+  }
+  return note;
+}
+
+async function runShell(
+  { command }: BashInput,
+  context: ToolContext,
+  prepared?: PreparedOverlay,
+): Promise<string> {
   const { workspace, limits, signal, env, sandbox } = context;
   signal.throwIfAborted();
   const cwd = workspace.roots[0]!;
@@ -274,16 +362,24 @@ async function runCommand({ command }: BashInput, context: ToolContext): Promise
   const setsid = sandbox === undefined ? await findSetsid() : undefined;
   signal.throwIfAborted();
   const shell = shellArgv(command, setsid, sandbox);
-  const child = new Deno.Command(sandbox?.bwrap ?? SHELL, {
-    args: sandbox ? sandboxArgs(sandbox, workspace.roots, cwd, shell) : shell.slice(1),
-    cwd,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "null",
-    clearEnv: true,
-    env: { ...env },
-    detached: setsid === undefined,
-  }).spawn();
+  const bwrapArgs = sandbox ? sandboxArgs(sandbox, workspace.roots, cwd, shell) : undefined;
+  const child = new Deno.Command(
+    prepared ? sandbox!.overlay!.unshare : sandbox?.bwrap ?? SHELL,
+    {
+      args: prepared
+        ? prepared.argv(sandbox!.bwrap, bwrapArgs!)
+        : bwrapArgs ?? shell.slice(1),
+      cwd,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+      clearEnv: true,
+      // Under the overlay, git's opportunistic index refresh (`git status`) would be a write
+      // to judge like any other: ask git not to make it.
+      env: prepared ? { ...env, GIT_OPTIONAL_LOCKS: "0" } : { ...env },
+      detached: setsid === undefined,
+    },
+  ).spawn();
 
   const output = new HeadTail(limits.bashMaxOutputBytes);
   type End = "exit" | "timeout" | "cancel";
@@ -318,14 +414,25 @@ async function runCommand({ command }: BashInput, context: ToolContext): Promise
     signal.removeEventListener("abort", onAbort);
   }
 
-  const text = output.text();
+  let text = output.text();
+  // A command that did not finish leaves a partial change set: it is discarded, and said so.
+  const discarded = prepared !== undefined && ended !== "exit" && wroteAnything(prepared)
+    ? `\n${NAME}: what it changed was discarded (nothing of it reached the workspace)`
+    : "";
   if (ended === "timeout") {
     throw new ToolError(
       NAME,
-      withLine(text, `${NAME}: timed out after ${formatDuration(limits.bashTimeoutMs)}`),
+      withLine(text, `${NAME}: timed out after ${formatDuration(limits.bashTimeoutMs)}`) +
+        discarded,
     );
   }
-  if (ended === "cancel") throw new ToolError(NAME, withLine(text, `${NAME}: cancelled`));
+  if (ended === "cancel") {
+    throw new ToolError(NAME, withLine(text, `${NAME}: cancelled`) + discarded);
+  }
+  if (prepared !== undefined) {
+    const note = await settleOverlay(prepared, context, text);
+    if (note !== undefined) text = withLine(text, note);
+  }
   // bwrap reports a command killed by a signal as exit status 128 + n.
   if (sandbox !== undefined && status.signal === null && status.code > 128 && status.code < 160) {
     const name = SIGNAL_BY_NUMBER[status.code - 128];

@@ -93,6 +93,7 @@ export function createInProcessHost(
         ...context,
         signal,
         ...(scope?.mayReturn === undefined ? {} : { mayReturn: scope.mayReturn }),
+        ...(scope?.settleChanges === undefined ? {} : { settleChanges: scope.settleChanges }),
       }),
   };
 }

@@ -6,6 +6,12 @@
  */
 
 import type { Sandbox } from "./_sandbox.ts";
+import type { ChangeSet } from "./_overlay.ts";
+
+/** The gate's word on a change set a command made under the overlay. */
+export type ChangeVerdict =
+  | { readonly apply: true }
+  | { readonly apply: false; readonly reason: string };
 
 /** A JSON Schema object describing a tool's input, exactly as providers receive it. */
 export interface JsonSchemaObject {
@@ -72,12 +78,19 @@ export interface ToolContext {
    * content goes into the output, and skip the file on false.
    */
   readonly mayReturn?: (realPath: string) => Promise<boolean>;
+  /**
+   * When set, judges what a command changed under the overlay before any of it is applied
+   * (and keeps what undo needs); absent means apply. A tool calls it at most once per call.
+   */
+  readonly settleChanges?: (set: ChangeSet) => Promise<ChangeVerdict>;
 }
 
-/** What the gate adds to one call besides its input (see `ToolContext.mayReturn`). */
+/** What the gate adds to one call besides its input (see `ToolContext`). */
 export interface CallScope {
   /** Whether the content of the file at `realPath` may be returned. */
   readonly mayReturn?: (realPath: string) => Promise<boolean>;
+  /** Judges a command's change set before it is applied. */
+  readonly settleChanges?: (set: ChangeSet) => Promise<ChangeVerdict>;
 }
 
 /** A tool the model can call: plain data plus two functions. */

@@ -3,7 +3,9 @@
  * runtime permissions narrowed to the workspace; every call runs here, so even a tool with
  * no checks of its own cannot reach outside what the worker was granted.
  *
- * Messages in: `init`, `call`, `cancel`. Messages out: `ready`, `result`, `failed`.
+ * Messages in: `init`, `call`, `cancel`, and the answers to the worker's questions
+ * (`may-return-answer`, `settle-answer`). Messages out: `ready`, `result`, `failed`, and the
+ * questions a call asks the host (`may-return`, `settle`).
  *
  * @module
  */
@@ -13,7 +15,8 @@ import { Registry } from "./registry.ts";
 import { runTool } from "./host.ts";
 import { askFdChannel } from "./_fd_channel.ts";
 import { setOpenedPathLookup } from "./_workspace.ts";
-import type { AnyTool, Limits, ToolContext, Workspace } from "./types.ts";
+import type { AnyTool, ChangeVerdict, Limits, ToolContext, Workspace } from "./types.ts";
+import type { ChangeSet } from "./_overlay.ts";
 import type { Sandbox } from "./_sandbox.ts";
 
 /** Sent once, before any call. */
@@ -38,6 +41,15 @@ export interface CallMessage {
   readonly input: unknown;
   /** True when the host judges files per call (`ToolContext.mayReturn`): ask it. */
   readonly scoped?: boolean;
+  /** True when the host judges change sets (`ToolContext.settleChanges`): ask it. */
+  readonly settles?: boolean;
+}
+
+/** The host's answer to a `settle` question. */
+export interface SettleAnswer {
+  readonly type: "settle-answer";
+  readonly ask: number;
+  readonly verdict: ChangeVerdict;
 }
 
 /** The host's answer to a `may-return` question. */
@@ -55,7 +67,12 @@ export interface CancelMessage {
 }
 
 /** Messages the worker accepts. */
-export type WorkerRequest = InitMessage | CallMessage | CancelMessage | MayReturnAnswer;
+export type WorkerRequest =
+  | InitMessage
+  | CallMessage
+  | CancelMessage
+  | MayReturnAnswer
+  | SettleAnswer;
 
 /** Messages the worker sends. */
 export type WorkerReply =
@@ -72,6 +89,13 @@ export type WorkerReply =
     readonly id: number;
     readonly ask: number;
     readonly path: string;
+  }
+  | {
+    /** Whether call `id` may apply the change set its command made (`ToolContext.settleChanges`). */
+    readonly type: "settle";
+    readonly id: number;
+    readonly ask: number;
+    readonly set: ChangeSet;
   }
   | {
     readonly type: "result";
@@ -120,6 +144,8 @@ let base: Omit<ToolContext, "signal"> | undefined;
 const running = new Map<number, AbortController>();
 /** Questions to the host about files, by number: resolved with its answer. */
 const asked = new Map<number, (allowed: boolean) => void>();
+/** Questions to the host about change sets, by number. */
+const settling = new Map<number, (verdict: ChangeVerdict) => void>();
 let nextAsk = 1;
 
 /**
@@ -140,6 +166,26 @@ function mayReturnFor(id: number, signal: AbortSignal): (path: string) => Promis
       asked.set(ask, settle);
       signal.addEventListener("abort", onAbort, { once: true });
       reply({ type: "may-return", id, ask, path });
+    });
+  };
+}
+
+/** Asks the host whether call `id` may apply `set`; a cancelled call may not. */
+function settleFor(id: number, signal: AbortSignal): (set: ChangeSet) => Promise<ChangeVerdict> {
+  return (set) => {
+    const cancelled = { apply: false, reason: "the call was cancelled" } as const;
+    if (signal.aborted) return Promise.resolve(cancelled);
+    const ask = nextAsk++;
+    return new Promise<ChangeVerdict>((resolve) => {
+      const onAbort = () => settle(cancelled);
+      const settle = (verdict: ChangeVerdict) => {
+        settling.delete(ask);
+        signal.removeEventListener("abort", onAbort);
+        resolve(verdict);
+      };
+      settling.set(ask, settle);
+      signal.addEventListener("abort", onAbort, { once: true });
+      reply({ type: "settle", id, ask, set });
     });
   };
 }
@@ -185,6 +231,13 @@ scope.onmessage = async (event: MessageEvent<WorkerRequest>) => {
     asked.get(message.ask)?.(message.allowed === true);
     return;
   }
+  if (message.type === "settle-answer") {
+    const verdict = message.verdict?.apply === true
+      ? { apply: true as const }
+      : { apply: false as const, reason: String(message.verdict?.reason ?? "refused") };
+    settling.get(message.ask)?.(verdict);
+    return;
+  }
   const controller = new AbortController();
   running.set(message.id, controller);
   try {
@@ -195,6 +248,9 @@ scope.onmessage = async (event: MessageEvent<WorkerRequest>) => {
         signal: controller.signal,
         ...(message.scoped === true
           ? { mayReturn: mayReturnFor(message.id, controller.signal) }
+          : {}),
+        ...(message.settles === true
+          ? { settleChanges: settleFor(message.id, controller.signal) }
           : {}),
       });
     reply({ type: "result", id: message.id, ...result });

@@ -16,7 +16,7 @@ import { Registry } from "./registry.ts";
 import { createFdChannel, serveFdChannel } from "./_fd_channel.ts";
 import { CANCEL_GRACE_MS, type ToolHost } from "./host.ts";
 import type { WorkerReply, WorkerRequest } from "./worker.ts";
-import type { JsonSchemaObject, Limits, ToolResult, Workspace } from "./types.ts";
+import type { CallScope, JsonSchemaObject, Limits, ToolResult, Workspace } from "./types.ts";
 import type { Sandbox } from "./_sandbox.ts";
 import {
   claimWorker,
@@ -82,8 +82,8 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
   const worker = claimed.worker;
   const earlyError = claimed.error;
   const pending = new Map<number, (result: ToolResult) => void>();
-  /** The per-file checks of calls in flight that have one. */
-  const scopes = new Map<number, (realPath: string) => Promise<boolean>>();
+  /** The gate's hooks of calls in flight that have any. */
+  const scopes = new Map<number, CallScope>();
   let nextId = 1;
   let closed = false;
   const post = (message: WorkerRequest) => worker.postMessage(message);
@@ -97,10 +97,22 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
     else if (message.type === "failed") ready.reject(new Error(message.error));
     else if (message.type === "may-return") {
       // Fails closed: an unknown call, or a check that throws, returns nothing of the file.
-      const check = scopes.get(message.id);
+      const check = scopes.get(message.id)?.mayReturn;
       const answer = check === undefined ? Promise.resolve(false) : check(message.path);
       answer.catch(() => false).then((allowed) => {
         if (!closed) post({ type: "may-return-answer", ask: message.ask, allowed });
+      });
+    } else if (message.type === "settle") {
+      // Fails closed too: no hook for the call, or a hook that throws, applies nothing.
+      const settle = scopes.get(message.id)?.settleChanges;
+      const answer = settle === undefined
+        ? Promise.resolve({ apply: false as const, reason: "nobody judged the changes" })
+        : settle(message.set);
+      answer.catch((error: unknown) => ({
+        apply: false as const,
+        reason: `judging them failed: ${error instanceof Error ? error.message : String(error)}`,
+      })).then((verdict) => {
+        if (!closed) post({ type: "settle-answer", ask: message.ask, verdict });
       });
     } else {
       pending.get(message.id)?.({ output: message.output, isError: message.isError });
@@ -167,7 +179,8 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
       }
       const id = nextId++;
       const mayReturn = scope?.mayReturn;
-      if (mayReturn !== undefined) scopes.set(id, mayReturn);
+      const settles = scope?.settleChanges !== undefined;
+      if (mayReturn !== undefined || settles) scopes.set(id, scope!);
       return new Promise<ToolResult>((resolve) => {
         let stuck: ReturnType<typeof setTimeout> | undefined;
         const onAbort = () => {
@@ -194,6 +207,7 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
           name,
           input,
           ...(mayReturn === undefined ? {} : { scoped: true }),
+          ...(settles ? { settles: true } : {}),
         });
         if (signal.aborted) onAbort();
       });

@@ -1,0 +1,587 @@
+/**
+ * bash in an overlay: for the length of one command, each workspace root is mounted as an
+ * overlayfs whose lower layer is the real root (bound read-only) and whose upper layer is a
+ * fresh directory outside every root, hidden from the sandbox. The command writes only to the
+ * upper layer; once it and everything it started are dead, the upper layer is read as one
+ * change set, judged by the caller, and applied to the real roots — or discarded.
+ *
+ * The mounts are made by `/bin/sh` in a user and mount namespace of its own
+ * (`unshare --user --map-root-user --mount`), which then starts bwrap with the usual
+ * arguments: the overlay sits on the root's own path, so every bind, mask and hidden path of
+ * the sandbox applies to it unchanged. When bwrap returns, its PID namespace is gone (nothing
+ * the command started is alive); the same shell then lists, for every directory of the upper
+ * layer that also exists below, the names below and the names in the merged view: a name
+ * below that the merged view lacks was deleted (a whiteout, or an opaque directory). This
+ * needs no extended attributes, and its cost is the size of the directories the command
+ * touched, never the tree.
+ *
+ * Hazards:
+ * - overlayfs in a user namespace has no redirect_dir: renaming a directory that exists below
+ *   fails with EXDEV, and `mv` copies it instead; the change set then holds the copy and the
+ *   deletion, which is what happened.
+ * - A file copied up (appended to, chmod'ed) is copied whole into the upper layer first, and
+ *   carries the layer's `user.overlay.origin` attribute there: such files are applied by
+ *   copying their bytes, never by renaming the upper file (which would leak the attribute).
+ * - A change of times alone (`touch` of an existing file) is not a change of content or mode:
+ *   it is not applied.
+ *
+ * @module
+ */
+
+import { closeSync, constants, fstatSync, openSync, readSync, writeSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { isProtected } from "./_paths.ts";
+import { osReason } from "./_os_error.ts";
+import type { Workspace } from "./types.ts";
+
+/** What the overlay needs; present on the sandbox when overlays work here. */
+export interface OverlaySetup {
+  /** Absolute path of `unshare(1)` (util-linux). */
+  readonly unshare: string;
+  /** Absolute path of `mount(8)` (util-linux). */
+  readonly mount: string;
+  /**
+   * The directory that holds one scratch directory per command: outside every root, hidden
+   * from the sandbox, on a filesystem whose user extended attributes overlayfs can use.
+   */
+  readonly base: string;
+  /** This process's scratch name prefix (`<pid>.<start time>`): a later start removes the rest. */
+  readonly owner: string;
+}
+
+/** One path the command changed. */
+export interface ObservedChange {
+  /** Absolute real path in the workspace. */
+  readonly path: string;
+  /** A added, M modified (content, mode, link target or kind), D deleted. */
+  readonly status: "A" | "M" | "D";
+  /** What is there after the command (for D: what was there before). */
+  readonly kind: "file" | "dir" | "symlink";
+  /** Permission bits after the command (files and directories). */
+  readonly mode?: number;
+  /** Size after the command (files). */
+  readonly size?: number;
+  /** The link's target after the command (symlinks). */
+  readonly target?: string;
+  /** Where the new content waits until the change set is applied (files). */
+  readonly upper?: string;
+  /** What stood there before when the kind changed (a file replaced by a directory). */
+  readonly replaces?: "file" | "dir" | "symlink" | "other";
+}
+
+/** A path the command made that is never applied: a FIFO, a socket, a device. */
+export interface SkippedChange {
+  readonly path: string;
+  readonly what: string;
+}
+
+/** Everything one command changed, read from its upper layers. */
+export interface ChangeSet {
+  readonly changes: readonly ObservedChange[];
+  readonly skipped: readonly SkippedChange[];
+}
+
+/** One command's scratch directory and the argv that runs it over the overlays. */
+export interface PreparedOverlay {
+  readonly dir: string;
+  readonly roots: readonly string[];
+  /** ctime (ms) of a file made just before the command: later ctimes in the roots are others'. */
+  readonly stamp: number;
+  /** The argv that mounts the overlays, runs `bwrapArgv`, then lists deletions. */
+  argv(bwrap: string, bwrapArgs: readonly string[]): string[];
+}
+
+/**
+ * Run by `/bin/sh` inside the new namespaces: `$1` mount(8), `$2` the scratch directory, `$3`
+ * how many roots, then the roots, then bwrap's argv. Writes `ready` once every overlay is
+ * mounted (its absence with an `error` file means the set-up failed), runs bwrap, then writes
+ * each root's `listing`: `D<dir>\0` for each upper directory that exists below, followed by
+ * `L<name>\0` for the names below it and `M<name>\0` for the names in the merged view.
+ */
+const OUTER = `
+m=$1 d=$2 n=$3
+shift 3
+i=0
+for r; do
+  [ "$i" -lt "$n" ] || break
+  "$m" --bind -o ro -- "$r" "$d/$i/l" 2>>"$d/error" &&
+    "$m" -t overlay overlay -o "lowerdir=$d/$i/l,upperdir=$d/$i/u,workdir=$d/$i/w,userxattr" -- "$r" 2>>"$d/error" ||
+    exit 125
+  i=$((i + 1))
+done
+shift "$n"
+: > "$d/ready"
+"$@"
+rc=$?
+i=0
+while [ "$i" -lt "$n" ]; do
+  ( cd "$d/$i/u" && find . -type d -exec sh -c '
+      l=$1 v=$2
+      shift 2
+      for x; do
+        [ -d "$l/$x" ] && [ ! -L "$l/$x" ] || continue
+        find "$x" -maxdepth 0 -printf "D%p\\0"
+        find "$l/$x/" -mindepth 1 -maxdepth 1 -printf "L%f\\0"
+        find "$v/$x/" -mindepth 1 -maxdepth 1 -printf "M%f\\0"
+      done' sh "$d/$i/l" "$d/$i/v" {} + ) > "$d/$i/listing" 2>>"$d/error" || : > "$d/$i/failed"
+  i=$((i + 1))
+done
+exit $rc`;
+
+/** Characters overlayfs's option parser gives a meaning to: a scratch path may hold none. */
+const UNSAFE_OPTION_CHARS = /[,:\\\n]/;
+
+/** Why `base` cannot hold upper layers, or undefined. */
+export function overlayBaseProblem(base: string): string | undefined {
+  return UNSAFE_OPTION_CHARS.test(base)
+    ? `the scratch directory ${base} holds a character overlayfs options cannot carry (, : \\)`
+    : undefined;
+}
+
+let sequence = 0;
+
+/**
+ * Makes the scratch directory of one command: per root an upper layer `u` (with the root's
+ * mode: the merged root takes it), a work directory `w`, a mount point `l` for the lower
+ * layer and a link `v` to the root (the merged view, inside the namespace). Throws with the
+ * reason when the scratch directory cannot be made.
+ */
+export function prepareOverlay(setup: OverlaySetup, roots: readonly string[]): PreparedOverlay {
+  const random = crypto.getRandomValues(new Uint32Array(1))[0]!.toString(36);
+  const dir = join(setup.base, `${setup.owner}.${++sequence}.${random}`);
+  Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  try {
+    roots.forEach((root, i) => {
+      const at = join(dir, String(i));
+      Deno.mkdirSync(at, { mode: 0o700 });
+      Deno.mkdirSync(join(at, "u"), { mode: 0o700 });
+      Deno.chmodSync(join(at, "u"), (Deno.statSync(root).mode ?? 0o755) & 0o7777);
+      Deno.mkdirSync(join(at, "w"), { mode: 0o700 });
+      Deno.mkdirSync(join(at, "l"), { mode: 0o700 });
+      Deno.symlinkSync(root, join(at, "v"));
+    });
+    Deno.writeFileSync(join(dir, "stamp"), new Uint8Array());
+  } catch (error) {
+    removeTree(dir);
+    throw error;
+  }
+  const stamp = Deno.lstatSync(join(dir, "stamp")).ctime?.getTime() ?? Date.now();
+  return {
+    dir,
+    roots,
+    stamp,
+    argv: (bwrap, bwrapArgs) => [
+      "--user",
+      "--map-root-user",
+      "--mount",
+      "--propagation",
+      "private",
+      "/bin/sh",
+      "-c",
+      OUTER,
+      "/bin/sh",
+      setup.mount,
+      dir,
+      String(roots.length),
+      ...roots,
+      bwrap,
+      ...bwrapArgs,
+    ],
+  };
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Why the overlays could not be set up for this command, or undefined when they were. */
+export function setupProblem(prepared: PreparedOverlay): string | undefined {
+  if (exists(join(prepared.dir, "ready"))) return undefined;
+  let text = "";
+  try {
+    text = Deno.readTextFileSync(join(prepared.dir, "error")).trim();
+  } catch {
+    // no error file: the shell did not get that far
+  }
+  return text === "" ? "the mount namespace could not be made" : text.split("\n").at(-1)!;
+}
+
+/** Removes a tree that may hold directories without write or search permission. */
+export function removeTree(path: string): void {
+  try {
+    Deno.removeSync(path, { recursive: true });
+    return;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return;
+  }
+  const open = (dir: string) => {
+    try {
+      Deno.chmodSync(dir, 0o700);
+    } catch { /* not ours */ }
+    let entries: Deno.DirEntry[] = [];
+    try {
+      entries = [...Deno.readDirSync(dir)];
+    } catch { /* unreadable */ }
+    for (const entry of entries) if (entry.isDirectory) open(join(dir, entry.name));
+  };
+  open(path);
+  try {
+    Deno.removeSync(path, { recursive: true });
+  } catch { /* left for the next start's clean-up */ }
+}
+
+/** The deleted names of each directory, from a root's listing (see {@linkcode OUTER}). */
+function deletions(listing: Uint8Array): string[] {
+  const out: string[] = [];
+  const decoder = new TextDecoder();
+  let dir: string | undefined;
+  let below = new Set<string>();
+  let merged = new Set<string>();
+  const flush = () => {
+    if (dir === undefined) return;
+    const base = dir === "." ? "" : dir.replace(/^\.\//, "");
+    for (const name of below) {
+      if (!merged.has(name)) out.push(base === "" ? name : `${base}/${name}`);
+    }
+  };
+  let start = 0;
+  for (let i = 0; i < listing.length; i++) {
+    if (listing[i] !== 0) continue;
+    const record = decoder.decode(listing.subarray(start, i));
+    start = i + 1;
+    const tag = record[0];
+    const rest = record.slice(1);
+    if (tag === "D") {
+      flush();
+      dir = rest;
+      below = new Set();
+      merged = new Set();
+    } else if (tag === "L") below.add(rest);
+    else if (tag === "M") merged.add(rest);
+  }
+  flush();
+  return out;
+}
+
+const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
+const CHUNK = 1 << 20;
+
+/** True when both regular files hold the same bytes (sizes already equal). */
+function sameBytes(a: string, b: string): boolean {
+  const fa = openSync(a, READ_FLAGS);
+  try {
+    const fb = openSync(b, READ_FLAGS);
+    try {
+      const ba = new Uint8Array(CHUNK);
+      const bb = new Uint8Array(CHUNK);
+      for (;;) {
+        const na = readSync(fa, ba, 0, CHUNK, null);
+        let nb = 0;
+        while (nb < na) {
+          const n = readSync(fb, bb, nb, na - nb, null);
+          if (n === 0) return false;
+          nb += n;
+        }
+        if (na === 0) return readSync(fb, bb, 0, 1, null) === 0;
+        for (let i = 0; i < na; i++) if (ba[i] !== bb[i]) return false;
+      }
+    } finally {
+      closeSync(fb);
+    }
+  } finally {
+    closeSync(fa);
+  }
+}
+
+function kindOf(info: Deno.FileInfo): "file" | "dir" | "symlink" | "other" {
+  return info.isFile ? "file" : info.isDirectory ? "dir" : info.isSymlink ? "symlink" : "other";
+}
+
+function lstatOrNull(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(path);
+  } catch {
+    return null;
+  }
+}
+
+function special(info: Deno.FileInfo): string {
+  if (info.isFifo) return "a FIFO";
+  if (info.isSocket) return "a socket";
+  if (info.isBlockDevice) return "a block device";
+  if (info.isCharDevice) return "a character device";
+  return "not a regular file, directory or symbolic link";
+}
+
+/**
+ * Reads the change set of a finished command from its upper layers. Throws with the reason
+ * when a listing is missing (the set-up or the listing failed): then nothing may be applied.
+ */
+export function collectChanges(prepared: PreparedOverlay): ChangeSet {
+  const changes: ObservedChange[] = [];
+  const skipped: SkippedChange[] = [];
+  prepared.roots.forEach((root, i) => {
+    const at = join(prepared.dir, String(i));
+    if (exists(join(at, "failed"))) {
+      throw new Error(`the deletions under ${root} could not be listed`);
+    }
+    const upper = join(at, "u");
+    const walk = (rel: string) => {
+      for (const entry of Deno.readDirSync(rel === "" ? upper : join(upper, rel))) {
+        const name = rel === "" ? entry.name : `${rel}/${entry.name}`;
+        const from = join(upper, name);
+        const path = join(root, name);
+        const info = Deno.lstatSync(from);
+        // A whiteout: its deletion is in the listing.
+        if (info.isCharDevice && (info.rdev ?? 0) === 0) continue;
+        const real = lstatOrNull(path);
+        const before = real === null ? undefined : kindOf(real);
+        const status = real === null ? "A" : "M";
+        const replaces = before !== undefined && before !== kindOf(info) ? before : undefined;
+        const mode = (info.mode ?? 0) & 0o7777;
+        if (info.isDirectory) {
+          if (before !== "dir" || ((real!.mode ?? 0) & 0o7777) !== mode) {
+            changes.push({ path, status, kind: "dir", mode, ...(replaces ? { replaces } : {}) });
+          }
+          walk(name);
+        } else if (info.isFile) {
+          const same = before === "file" && real!.size === info.size &&
+            ((real!.mode ?? 0) & 0o7777) === mode && sameBytes(from, path);
+          if (!same) {
+            changes.push({
+              path,
+              status,
+              kind: "file",
+              mode,
+              size: info.size,
+              upper: from,
+              ...(replaces ? { replaces } : {}),
+            });
+          }
+        } else if (info.isSymlink) {
+          const target = Deno.readLinkSync(from);
+          if (before !== "symlink" || Deno.readLinkSync(path) !== target) {
+            changes.push({ path, status, kind: "symlink", target, ...(replaces ? { replaces } : {}) });
+          }
+        } else {
+          skipped.push({ path, what: special(info) });
+        }
+      }
+    };
+    walk("");
+    for (const name of deletions(Deno.readFileSync(join(at, "listing")))) {
+      const path = join(root, name);
+      const real = lstatOrNull(path);
+      const kind = real === null ? "file" : kindOf(real);
+      changes.push({ path, status: "D", kind: kind === "other" ? "file" : kind });
+    }
+  });
+  const order = (a: { path: string }, b: { path: string }) =>
+    a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
+  return { changes: changes.sort(order), skipped: skipped.sort(order) };
+}
+
+/** Why a change set was not applied; the message names the paths. */
+export class ApplyError extends Error {}
+
+function under(path: string, dir: string): boolean {
+  return path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
+}
+
+/**
+ * Paths of `set` that changed in the real workspace after the command started (someone else
+ * wrote there meanwhile): applying would overwrite their change.
+ */
+function conflicts(set: ChangeSet, stamp: number): string[] {
+  const out: string[] = [];
+  const created = set.changes.filter((c) => c.status === "A" && c.kind === "dir").map((c) =>
+    c.path
+  );
+  for (const change of set.changes) {
+    if (created.some((dir) => under(change.path, dir))) continue;
+    const real = lstatOrNull(change.path);
+    if (change.status === "A") {
+      if (real !== null) out.push(`${change.path} (created meanwhile)`);
+    } else if (real === null) out.push(`${change.path} (removed meanwhile)`);
+    else if ((real.ctime?.getTime() ?? 0) > stamp) out.push(`${change.path} (changed meanwhile)`);
+  }
+  return out;
+}
+
+function tempBeside(target: string): string {
+  const random = crypto.getRandomValues(new Uint32Array(2));
+  return join(
+    dirname(target),
+    `.${basename(target)}.${random[0]!.toString(36)}${random[1]!.toString(36)}.rousseau.tmp`,
+  );
+}
+
+const CREATE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+
+/** Copies the bytes of `from` into a new file `to`, with `mode`, the times of `from`, synced. */
+function copyFile(from: string, to: string, mode: number): void {
+  const source = openSync(from, READ_FLAGS);
+  try {
+    const target = openSync(to, CREATE_NEW, 0o600);
+    try {
+      const buffer = new Uint8Array(CHUNK);
+      for (;;) {
+        const n = readSync(source, buffer, 0, CHUNK, null);
+        if (n === 0) break;
+        let done = 0;
+        while (done < n) done += writeSync(target, buffer, done, n - done);
+      }
+    } finally {
+      closeSync(target);
+    }
+    const info = fstatSync(source);
+    Deno.chmodSync(to, mode);
+    Deno.utimeSync(to, info.atime, info.mtime);
+  } finally {
+    closeSync(source);
+  }
+}
+
+/** The parent must be the directory its spelling names: no link swapped in along the way. */
+function checkParent(path: string): void {
+  const parent = dirname(path);
+  let real: string;
+  try {
+    real = Deno.realPathSync(parent);
+  } catch (error) {
+    throw new ApplyError(`${parent}: ${osReason(error)}`);
+  }
+  if (real !== parent) throw new ApplyError(`${parent} is no longer a directory of the workspace`);
+}
+
+/** What standing in for one file or link until the commit renames it into place. */
+interface Staged {
+  readonly change: ObservedChange;
+  temp?: string;
+}
+
+/**
+ * Applies `set` to the real roots. First every new directory is made and every file and link
+ * staged beside its target (renamed from the upper layer when it is new and on the same
+ * filesystem, else copied): a failure there (a full disk) removes what was staged and made,
+ * and nothing is applied. Then, in path order, deletions are done and staged entries renamed
+ * into place, each atomically. Files keep their owner where the process may set it; setuid
+ * and setgid never reach the workspace. Throws {@linkcode ApplyError} naming what failed.
+ */
+export function applyChanges(
+  prepared: PreparedOverlay,
+  set: ChangeSet,
+  workspace: Workspace,
+): void {
+  for (const change of set.changes) {
+    if (isProtected(workspace, change.path)) {
+      throw new ApplyError(`${change.path} is rousseau's own configuration or state`);
+    }
+  }
+  const clash = conflicts(set, prepared.stamp);
+  if (clash.length > 0) {
+    throw new ApplyError(`the workspace changed while the command ran: ${clash.join(", ")}`);
+  }
+  const made: string[] = [];
+  const staged: Staged[] = [];
+  /** Staged temp of each new upper inode, so new hard links stay links. */
+  const byInode = new Map<number, string>();
+  const replaced = set.changes.filter((c) => c.replaces !== undefined).map((c) => c.path);
+  const stage = (item: Staged) => {
+    const { change } = item;
+    checkParent(change.path);
+    const temp = tempBeside(change.path);
+    if (change.kind === "symlink") {
+      Deno.symlinkSync(change.target!, temp);
+    } else {
+      const info = Deno.lstatSync(change.upper!);
+      const mode = change.mode! & 0o1777;
+      const linked = info.nlink > 1 ? byInode.get(info.ino ?? 0) : undefined;
+      if (linked !== undefined) Deno.linkSync(linked, temp);
+      else if (change.status === "A" && info.nlink === 1) {
+        try {
+          Deno.renameSync(change.upper!, temp);
+          Deno.chmodSync(temp, mode);
+        } catch (error) {
+          if ((error as { code?: string }).code !== "EXDEV") throw error;
+          copyFile(change.upper!, temp, mode);
+        }
+      } else copyFile(change.upper!, temp, mode);
+      if (info.nlink > 1 && linked === undefined) byInode.set(info.ino ?? 0, temp);
+      if (change.status === "M" && change.replaces === undefined) {
+        const old = Deno.lstatSync(change.path);
+        try {
+          Deno.chownSync(temp, old.uid, old.gid);
+          Deno.chmodSync(temp, mode);
+        } catch { /* only root gives a file away */ }
+      }
+    }
+    item.temp = temp;
+  };
+  try {
+    for (const change of set.changes) {
+      if (replaced.some((dir) => under(change.path, dir))) {
+        staged.push({ change });
+        continue;
+      }
+      if (change.kind === "dir" && change.status === "A") {
+        checkParent(change.path);
+        Deno.mkdirSync(change.path, { mode: 0o700 });
+        made.push(change.path);
+      } else if (change.kind !== "dir" && change.status !== "D") {
+        const item: Staged = { change };
+        staged.push(item);
+        stage(item);
+      }
+    }
+  } catch (error) {
+    for (const item of staged) if (item.temp !== undefined) Deno.removeSync(item.temp);
+    for (const dir of made.reverse()) {
+      try {
+        Deno.removeSync(dir);
+      } catch { /* not empty: someone else's file */ }
+    }
+    if (error instanceof ApplyError) throw error;
+    throw new ApplyError(`staging failed: ${osReason(error)}`);
+  }
+  const byPath = new Map(staged.map((item) => [item.change.path, item]));
+  let done = 0;
+  try {
+    for (const change of set.changes) {
+      checkParent(change.path);
+      if (change.status === "D" || change.replaces !== undefined) {
+        if (change.kind === "dir" || change.replaces === "dir") {
+          Deno.removeSync(change.path, { recursive: true });
+        } else if (change.status === "D" || change.kind === "dir") {
+          Deno.removeSync(change.path);
+        }
+      }
+      if (change.kind === "dir" && change.status !== "D") {
+        if (!made.includes(change.path)) {
+          if (change.replaces !== undefined) Deno.mkdirSync(change.path, { mode: 0o700 });
+        }
+        Deno.chmodSync(change.path, change.mode!);
+      } else if (change.status !== "D") {
+        const item = byPath.get(change.path)!;
+        if (item.temp === undefined) stage(item);
+        Deno.renameSync(item.temp!, change.path);
+      }
+      done++;
+    }
+  } catch (error) {
+    for (const item of staged) {
+      if (item.temp !== undefined) Deno.remove(item.temp).catch(() => {});
+    }
+    const at = set.changes[done]!.path;
+    throw new ApplyError(
+      `applying ${at} failed: ${
+        error instanceof ApplyError ? error.message : osReason(error)
+      } (the ${done} changes before it in path order were applied)`,
+    );
+  }
+}
