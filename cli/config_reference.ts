@@ -98,7 +98,10 @@ export const KEY_DOCS: Readonly<Record<string, KeyDoc>> = {
   "agent.approver.ask": {
     text: "Rules that ask the operator (`chat`, `tool` on a terminal); elsewhere they deny.",
   },
-  "agent.approver.allow": { text: "Rules that allow. `--allow TOOL[:REGEX]` adds to them." },
+  "agent.approver.allow": {
+    text:
+      "Rules that allow. `--allow TOOL[:REGEX]` adds to them (and lifts the ask rules for that tool).",
+  },
   "tools.read.max_bytes": {
     default: String(DEFAULT_READ_MAX_BYTES),
     text: "read returns a file verbatim up to this size, then cuts at a line break with a note.",
