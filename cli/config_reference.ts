@@ -51,10 +51,11 @@ export const KEY_DOCS: Readonly<Record<string, KeyDoc>> = {
   },
   "openai.model": { default: `\`${DEFAULT_MODELS.openai}\``, text: "Model name." },
   "openai.max_tokens": {
-    default: "the server's",
+    default: "a quarter of the context window, at most 8192",
     text: "Most tokens in one reply, sent as `max_tokens` (`max_completion_tokens` to " +
-      "api.openai.com). Unset, the server decides (llama-server: until the context is full). " +
-      "Also `ROUSSEAU_OPENAI_MAX_TOKENS`, `--max-tokens`.",
+      "api.openai.com). Unset, a quarter of the known or learned context window is sent, at " +
+      "most 8192 (8192 while the window is unknown; llama-server without a limit writes until " +
+      "its context is full). Also `ROUSSEAU_OPENAI_MAX_TOKENS`, `--max-tokens`.",
   },
   "openai.base_url": {
     default: "`https://api.openai.com/v1`",
