@@ -112,6 +112,7 @@ Examples:
     .option("--resume <id>", "continue the session with this id (the same as --session)")
     .option("--deadline <duration>", "stop the whole run after this long, e.g. 90s, 10m (exit 5)")
     .option("--denials-ok", "exit 0 even when the policy denied tool calls")
+    .option("-q, --quiet", "no layers header on stderr; only errors there")
     .option("--timeout <duration>", "bash timeout per command, e.g. 500ms, 90s, 2m (default 1m0s)")
     .option("--context-window <tokens>", "the model's context window (default: known or learned)")
     .option("--no-instructions", "do not read AGENTS.md / CLAUDE.md instruction files")
