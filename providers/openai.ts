@@ -238,9 +238,10 @@ export function createOpenAiProvider(options: OpenAiOptions): Provider {
         apiKey: options.apiKey || "none",
         ...(options.baseUrl === undefined ? {} : { baseURL: options.baseUrl }),
         maxRetries: 0,
-        // The SDK's own lines ("Could not parse message into JSON:") go to the debug log.
+        // The SDK's warnings and errors ("Could not parse message into JSON:") go to our
+        // debug log, never to the console (its request tracing stays off).
         logger: sdkLogger(options.debug),
-        logLevel: "debug",
+        logLevel: "warn",
       }),
     }));
   const target: Target = {
