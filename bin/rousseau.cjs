@@ -33,12 +33,18 @@ function denoArgs(root, argv) {
 }
 
 /**
- * The environment deno gets: the package's cache as DENO_DIR, no update check, and in
+ * The environment deno gets: the package's cache as DENO_DIR, the registry it was filled
+ * from, no update check, and in
  * ROUSSEAU_NPM_ENV what those variables were, which main.ts puts back so that the programs
  * bash starts see the caller's own values.
  */
 function denoEnv(root, env) {
-  const set = { DENO_DIR: path.join(root, "deno_dir"), DENO_NO_UPDATE_CHECK: "1" };
+  const set = {
+    DENO_DIR: path.join(root, "deno_dir"),
+    DENO_NO_UPDATE_CHECK: "1",
+    // Deno files npm packages under the registry's host: the cache holds registry.npmjs.org.
+    NPM_CONFIG_REGISTRY: "https://registry.npmjs.org/",
+  };
   const before = {};
   for (const name of Object.keys(set)) before[name] = env[name] ?? null;
   return { ...env, ...set, ROUSSEAU_NPM_ENV: JSON.stringify(before) };
