@@ -19,6 +19,17 @@ import { startEarlyWorker } from "./cli/early_worker.ts";
 import { writeStderr, writeStdout } from "./cli/output.ts";
 import { parseToolArgs } from "./cli/tool_args.ts";
 
+// The npm package's bin (bin/rousseau.cjs) set DENO_DIR to the package's own cache: the
+// programs bash starts get the caller's values back (Deno read its cache directory already).
+const npmEnv = Deno.env.get("ROUSSEAU_NPM_ENV");
+if (npmEnv !== undefined) {
+  Deno.env.delete("ROUSSEAU_NPM_ENV");
+  for (const [name, value] of Object.entries(JSON.parse(npmEnv) as Record<string, unknown>)) {
+    if (typeof value === "string") Deno.env.set(name, value);
+    else Deno.env.delete(name);
+  }
+}
+
 const fast = fastOutput(Deno.args, Deno.stdout.isTerminal());
 if (fast !== undefined) {
   try {

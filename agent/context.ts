@@ -33,7 +33,7 @@ import type {
   ToolUseBlock,
   Usage,
 } from "../providers/types.ts";
-import { addUsage, NO_USAGE, ProviderError } from "../providers/types.ts";
+import { addUsage, defaultOutputLimit, NO_USAGE, ProviderError } from "../providers/types.ts";
 import { parseOverflow } from "./context_errors.ts";
 import { knownContextWindow } from "./context_windows.ts";
 import type { AgentEvent, Compaction, CompactionReason } from "./types.ts";
@@ -294,11 +294,18 @@ export function createContextManager(options: ContextOptions): ContextManager {
     return learned ?? options.window ?? knownContextWindow(options.model);
   }
 
+  /**
+   * Tokens kept free for the reply: the configured reserve, or, for a provider that sends
+   * no limit of its own, the limit it derives from the window (`defaultOutputLimit`).
+   */
+  let derivedReserve = false;
+
   /** The most input tokens a request may carry. */
   function budget(): number | undefined {
     const window = windowNow();
     if (window === undefined) return undefined;
-    const reserve = Math.min(options.reserveTokens ?? 0, Math.floor(window / 4));
+    const wanted = derivedReserve ? defaultOutputLimit(window) : options.reserveTokens ?? 0;
+    const reserve = Math.min(wanted, Math.floor(window / 4));
     return window - reserve;
   }
 
@@ -575,10 +582,12 @@ export function createContextManager(options: ContextOptions): ContextManager {
       return await compactTo(provider, request, target, "manual", signal, 1);
     },
     wrap(provider, emit = () => {}) {
-      const send = (request: CompletionRequest, view: Message[]): CompletionRequest => ({
-        ...request,
-        messages: view,
-      });
+      // A provider without an output limit of its own sends one derived from the window.
+      derivedReserve = provider.maxTokens === undefined && provider.derivesOutputLimit === true;
+      const send = (request: CompletionRequest, view: Message[]): CompletionRequest => {
+        const window = windowNow();
+        return { ...request, messages: view, ...(window === undefined ? {} : { window }) };
+      };
       return {
         name: provider.name,
         model: provider.model,
@@ -601,6 +610,7 @@ export function createContextManager(options: ContextOptions): ContextManager {
             if (done !== undefined) emit({ type: "compaction", ...done });
             view = viewOf(request.messages);
           }
+          let relimited = false;
           for (let retried = false;;) {
             let shown = false;
             const estimate = estimateView(request, view);
@@ -622,6 +632,18 @@ export function createContextManager(options: ContextOptions): ContextManager {
               if (signal.aborted || shown) throw error;
               const overflow = parseOverflow(error);
               if (overflow === undefined) throw error;
+              // Refused because the derived output limit did not fit a window not known
+              // until now (a server that checks prompt + max_tokens): with the window
+              // learned, the limit shrinks; the same view is sent once more as it is.
+              const before = windowNow();
+              learn(overflow.window, request.messages.length);
+              if (
+                !relimited && derivedReserve && overflow.window !== undefined &&
+                before !== overflow.window && estimate <= budget()!
+              ) {
+                relimited = true;
+                continue;
+              }
               if (retried) {
                 throw new ProviderError(
                   `${
@@ -633,7 +655,6 @@ export function createContextManager(options: ContextOptions): ContextManager {
                 );
               }
               retried = true;
-              learn(overflow.window, request.messages.length);
               // The server's count is the truth: scale our estimate to it.
               const scale = overflow.promptTokens === undefined
                 ? 1

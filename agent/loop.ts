@@ -20,7 +20,13 @@ import type {
   ToolSpec,
   ToolUseBlock,
 } from "../providers/types.ts";
-import { addUsage, NO_USAGE, ProviderError, type Usage } from "../providers/types.ts";
+import {
+  addUsage,
+  DEFAULT_OUTPUT_TOKENS,
+  NO_USAGE,
+  ProviderError,
+  type Usage,
+} from "../providers/types.ts";
 import type { ContextManager } from "./context.ts";
 import { callTool, type GateOptions } from "./tool_host.ts";
 import type { AgentEvent, Denial, TurnResult } from "./types.ts";
@@ -58,11 +64,15 @@ function reasoningOf(message: Message): string {
   return message.content.filter((b) => b.type === "thinking").map((b) => b.text).join("");
 }
 
-/** The output limit in words: `max_tokens 4096`, or the server's own when none was sent. */
+/**
+ * The output limit in words: `max_tokens 4096`, the default derived from the window, or the
+ * server's own when none was sent.
+ */
 function limitOf(provider: Provider): string {
-  return provider.maxTokens === undefined
-    ? "the server's own limit; none was set"
-    : `max_tokens ${provider.maxTokens}`;
+  if (provider.maxTokens !== undefined) return `max_tokens ${provider.maxTokens}`;
+  return provider.derivesOutputLimit === true
+    ? `the default: a quarter of the context window, at most ${DEFAULT_OUTPUT_TOKENS} tokens`
+    : "the server's own limit; none was set";
 }
 
 /** What the model is told about a tool call the output-token limit cut. */

@@ -16,7 +16,14 @@ export {
   ruleMatches,
   settle,
 } from "./approver.ts";
-export { compilePolicy, LISTS, type Policy, PolicyError, type Rule } from "./rules.ts";
+export {
+  compilePolicy,
+  LISTS,
+  type Matcher,
+  type Policy,
+  PolicyError,
+  type Rule,
+} from "./rules.ts";
 export { canonicalJson } from "./canonical_json.ts";
 export { type PathScope, pathScope } from "./path_scope.ts";
 export {

@@ -16,6 +16,12 @@ export const LISTS = ["deny", "ask", "allow"] as const;
 /** One of the rule lists. */
 export type ListName = typeof LISTS[number];
 
+/** What a rule's `match` is tested with: an RE2 regex, or a narrowed one (cli/policy.ts). */
+export interface Matcher {
+  /** Whether the canonical JSON of a call matches. */
+  test(input: string): boolean;
+}
+
 /** A rule with its regexes compiled. */
 export interface Rule {
   /** Position for audit and lint: `deny[2]`. */
@@ -23,7 +29,7 @@ export interface Rule {
   /** Lower-cased tool name, if the rule names one. */
   readonly tool?: string;
   /** On the canonical JSON. */
-  readonly match?: RE2JS;
+  readonly match?: Matcher;
   /** On each simple command (bash only). */
   readonly command?: RE2JS;
   /** On the resolved path. */

@@ -24,7 +24,7 @@ import { layersLine } from "./layers.ts";
 import { writeSync } from "./output.ts";
 import { addUsage, NO_USAGE, type Usage } from "../providers/types.ts";
 import { chatInput, PASTE_OFF, PASTE_ON } from "./chat_input.ts";
-import { costLine, statusLine } from "./chat_status.ts";
+import { costLine, fitFields, statusLine } from "./chat_status.ts";
 import { markdownRenderer, markdownStream } from "./markdown.ts";
 import { costOf } from "./prices.ts";
 import { pickSession } from "./session_picker.ts";
@@ -173,7 +173,14 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
     } ${agent.provider.name}/${agent.provider.model} · session ${agent.sessionId}${note}\n`;
   out(
     header() +
-      paint(color, "2", layersLine(agent.layers).replace(/^rousseau: /, "")) + "\n" +
+      paint(
+        color,
+        "2",
+        fitFields(
+          layersLine(agent.layers).replace(/^rousseau: /, ""),
+          tty ? process.stdout.columns ?? 80 : Infinity,
+        ),
+      ) + "\n" +
       (piped ? "" : paint(color, "2", "Type a task, /help for commands, Ctrl+D to leave.") + "\n"),
   );
 

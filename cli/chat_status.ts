@@ -1,6 +1,7 @@
 /**
- * Chat's quiet line after each turn and its `/cost` answer: tokens in and out, the context
- * used, and the cost when the model has a price (cli/prices.ts).
+ * Chat's quiet line after each turn and its `/cost` answer (tokens in and out, the context
+ * used, and the cost when the model has a price, cli/prices.ts), and its header fitted to
+ * the terminal.
  *
  * @module
  */
@@ -40,4 +41,23 @@ export function costLine(
     ? `no price known for ${models.join(", ")} (see cli/prices.ts)`
     : `${dollars(cost)} at list prices`;
   return `this chat: ${tokens(read)} tokens in, ${tokens(usage.outputTokens)} out · ${spent}`;
+}
+
+/**
+ * A line of ` · `-separated fields (the layers header) fitted to `width` columns: it breaks
+ * between fields, never inside one, and continuation lines are indented by two spaces. A
+ * field wider than the terminal stands alone on its line.
+ */
+export function fitFields(line: string, width: number): string {
+  const lines: string[] = [];
+  let current = "";
+  for (const field of line.split(" · ")) {
+    const joined = current === "" ? field : `${current} · ${field}`;
+    if (current !== "" && joined.length > width) {
+      lines.push(current);
+      current = `  ${field}`;
+    } else current = joined;
+  }
+  lines.push(current);
+  return lines.join("\n");
 }

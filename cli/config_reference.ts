@@ -51,10 +51,11 @@ export const KEY_DOCS: Readonly<Record<string, KeyDoc>> = {
   },
   "openai.model": { default: `\`${DEFAULT_MODELS.openai}\``, text: "Model name." },
   "openai.max_tokens": {
-    default: "the server's",
+    default: "a quarter of the context window, at most 8192",
     text: "Most tokens in one reply, sent as `max_tokens` (`max_completion_tokens` to " +
-      "api.openai.com). Unset, the server decides (llama-server: until the context is full). " +
-      "Also `ROUSSEAU_OPENAI_MAX_TOKENS`, `--max-tokens`.",
+      "api.openai.com). Unset, a quarter of the known or learned context window is sent, at " +
+      "most 8192 (8192 while the window is unknown; llama-server without a limit writes until " +
+      "its context is full). Also `ROUSSEAU_OPENAI_MAX_TOKENS`, `--max-tokens`.",
   },
   "openai.base_url": {
     default: "`https://api.openai.com/v1`",
@@ -98,7 +99,10 @@ export const KEY_DOCS: Readonly<Record<string, KeyDoc>> = {
   "agent.approver.ask": {
     text: "Rules that ask the operator (`chat`, `tool` on a terminal); elsewhere they deny.",
   },
-  "agent.approver.allow": { text: "Rules that allow. `--allow TOOL[:REGEX]` adds to them." },
+  "agent.approver.allow": {
+    text:
+      "Rules that allow. `--allow TOOL[:REGEX]` adds to them (and lifts the ask rules for that tool).",
+  },
   "tools.read.max_bytes": {
     default: String(DEFAULT_READ_MAX_BYTES),
     text: "read returns a file verbatim up to this size, then cuts at a line break with a note.",

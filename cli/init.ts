@@ -46,7 +46,7 @@ openai:
       ? ""
       : "# "
   }base_url: ${openaiUrl}   # Ollama; vLLM, llama.cpp, OpenRouter work the same way
-  # max_tokens: 4096                          # unset: the server decides (llama-server: no limit)
+  # max_tokens: 4096                          # unset: a quarter of the context window, at most 8192
 
 agent:
   # max_iterations: 32                         # model calls per turn before run exits 3

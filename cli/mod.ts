@@ -11,6 +11,7 @@ import { writeStderr, writeStdout, writeSync } from "./output.ts";
 import { VERSION, versionReport } from "./version.ts";
 import { GLOBAL_OPTIONS, type OptionRow, TOOL_OPTIONS } from "./option_table.ts";
 import type { ToolCall } from "./tool_args.ts";
+import { didYouMean } from "../approver/suggest.ts";
 
 export { VERSION } from "./version.ts";
 
@@ -63,7 +64,7 @@ Examples:
     .configureOutput({
       writeOut: (text) => writeSync("stdout", text),
       writeErr: (text) => writeSync("stderr", text),
-      outputError: (text, write) => write(text),
+      outputError: (text, write) => write(usageErrorText(text, program)),
     });
 
   for (const row of GLOBAL_OPTIONS) program.addOption(commanderOption(row));
@@ -111,6 +112,7 @@ Examples:
     .option("--resume <id>", "continue the session with this id (the same as --session)")
     .option("--deadline <duration>", "stop the whole run after this long, e.g. 90s, 10m (exit 5)")
     .option("--denials-ok", "exit 0 even when the policy denied tool calls")
+    .option("-q, --quiet", "no layers header on stderr; only errors there")
     .option("--timeout <duration>", "bash timeout per command, e.g. 500ms, 90s, 2m (default 1m0s)")
     .option("--context-window <tokens>", "the model's context window (default: known or learned)")
     .option("--no-instructions", "do not read AGENTS.md / CLAUDE.md instruction files")
@@ -395,35 +397,102 @@ Examples:
   return program;
 }
 
+/** Every flag of `program` and its commands, with the commands that take it ("" for global). */
+function flagOwners(program: Command): Map<string, string[]> {
+  const owners = new Map<string, string[]>();
+  const add = (flags: Iterable<string>, owner: string) => {
+    for (const flag of flags) owners.set(flag, [...(owners.get(flag) ?? []), owner]);
+  };
+  add(flagsOf(program.options).keys(), "");
+  for (const command of program.commands) add(flagsOf(command.options).keys(), command.name());
+  return owners;
+}
+
+/**
+ * Commander's error text in the house style: the `rousseau:` prefix every error has, and
+ * for an unknown option a did-you-mean drawn from every command's flags, or where the flag
+ * belongs when it is another command's (`-c` is an option of run and chat).
+ */
+export function usageErrorText(text: string, program: Command): string {
+  const unknown = /^error: unknown option '([^']+)'(?:\n\(Did you mean (.+)\?\))?\n?$/s.exec(text);
+  if (unknown === null) return text.replace(/^error: /, "rousseau: ");
+  const flag = unknown[1]!;
+  const owners = flagOwners(program);
+  const commands = (owners.get(flag) ?? []).filter((owner) => owner !== "");
+  let hint = "";
+  if (unknown[2] !== undefined) hint = ` (did you mean ${unknown[2]}?)`;
+  else if (commands.length > 0) {
+    hint = ` (${flag} is an option of ${commands.join(", ")}: rousseau ${commands[0]} ${flag})`;
+  } else {
+    const near = flag.startsWith("--") ? didYouMean(flag, owners.keys()) : undefined;
+    if (near !== undefined) hint = ` (did you mean ${near}?)`;
+  }
+  return `rousseau: unknown option '${flag}'${hint}\n`;
+}
+
+/** How an option takes a value: `required` (`--session <id>`), `optional` (`--resume [id]`). */
+type Arity = "none" | "required" | "optional";
+
+/** The flags of `options` (long and short), with how each takes a value. */
+function flagsOf(options: readonly Option[]): Map<string, Arity> {
+  const out = new Map<string, Arity>();
+  for (const option of options) {
+    const arity: Arity = option.required ? "required" : option.optional ? "optional" : "none";
+    for (const flag of [option.long, option.short]) if (flag !== undefined) out.set(flag, arity);
+  }
+  return out;
+}
+
 /**
  * Habits people bring from other agents (cli.md "Habits"), as the arguments they mean:
  * `-p PROMPT` / `--print PROMPT` before any command is `run PROMPT`, and no command at all
- * is `chat` when a person is at a terminal. Only words before the command are looked at,
- * so a prompt that happens to read `-p` is never rewritten. Returns undefined when there is
- * no command and nobody at a terminal (help on stderr, exit 2).
+ * is `chat` when a person is at a terminal. Options of `run` and `chat` typed before the
+ * command (`rousseau -c -p again`, `rousseau -c chat`) are moved after the command word, so
+ * a short flag works in any position. Only words before the command are looked at, so a
+ * prompt that happens to read `-p` is never rewritten. Returns undefined when there is no
+ * command and nobody at a terminal (help on stderr, exit 2).
  */
 export function rewriteHabits(
   args: readonly string[],
   program: Command,
   interactive: boolean,
 ): string[] | undefined {
-  const takesValue = new Set(
-    program.options.flatMap((o) => o.required || o.optional ? [o.long, o.short] : [])
-      .filter((f): f is string => f !== undefined),
+  const global = flagsOf(program.options);
+  // Options of the commands the habits lead to; what they take decides what the next word is.
+  const habitual = flagsOf(
+    program.commands.filter((c) => ["run", "chat"].includes(c.name())).flatMap((c) => c.options),
   );
+  const names = new Set(program.commands.map((c) => c.name()));
+  const kept: string[] = [];
+  const moved: string[] = [];
+  let unknown = false;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
-    if (arg === "--") break;
-    if (arg === "-p" || arg === "--print") {
-      return [...args.slice(0, i), "run", ...args.slice(i + 1)];
-    }
+    if (arg === "--") return [...args];
+    if (arg === "-p" || arg === "--print") return [...kept, "run", ...moved, ...args.slice(i + 1)];
     const joined = /^(?:--print=|-p)(.+)$/s.exec(arg);
-    if (joined !== null) return [...args.slice(0, i), "run", joined[1]!, ...args.slice(i + 1)];
-    if (!arg.startsWith("-")) return [...args]; // the command word
-    if (takesValue.has(arg)) i++;
-    else if (["-h", "--help", "-v", "--version"].includes(arg)) return [...args];
+    if (joined !== null) return [...kept, "run", joined[1]!, ...moved, ...args.slice(i + 1)];
+    if (!arg.startsWith("-")) return [...kept, arg, ...moved, ...args.slice(i + 1)]; // the command
+    if (["-h", "--help", "-v", "--version"].includes(arg)) return [...args];
+    const flag = arg.split("=")[0]!;
+    const inline = arg.includes("=");
+    if (global.has(flag)) {
+      kept.push(arg);
+      if (global.get(flag) === "required" && !inline && i + 1 < args.length) kept.push(args[++i]!);
+    } else if (habitual.has(flag)) {
+      moved.push(arg);
+      const arity = habitual.get(flag);
+      const next = args[i + 1];
+      const takesNext = arity === "required" ||
+        (arity === "optional" && next !== undefined && !next.startsWith("-") && !names.has(next));
+      if (takesNext && !inline && next !== undefined) moved.push(args[++i]!);
+    } else {
+      kept.push(arg); // unknown: commander names it
+      unknown = true;
+    }
   }
-  return interactive ? [...args, "chat"] : undefined;
+  if (interactive) return [...kept, "chat", ...moved];
+  return unknown ? [...kept] : undefined;
 }
 
 /** Runs the CLI with `args` (without the program name) and returns the exit code. */

@@ -9,9 +9,11 @@ import {
   compilePolicy,
   didYouMean,
   LISTS,
+  type Matcher,
   type Policy,
   type PolicyConfig,
   PolicyError,
+  type Rule,
 } from "../approver/mod.ts";
 import { UsageError } from "./errors.ts";
 
@@ -63,6 +65,39 @@ function flagRule(flag: string, value: string): { tool: string; match?: string }
   return colon === -1 ? { tool } : { tool, match: value.slice(colon + 1) };
 }
 
+/** `rule` narrowed: it no longer matches inputs that one of `except` matches. */
+function narrowed(rule: Rule, except: readonly Matcher[]): Rule {
+  const own = rule.match;
+  const match: Matcher = {
+    test: (input) => (own?.test(input) ?? true) && !except.some((m) => m.test(input)),
+  };
+  return { ...rule, match };
+}
+
+/**
+ * Flags beat the file (flag > environment > file): the file's ask rules for a tool that
+ * `--allow TOOL` names are lifted, and those for a tool that `--allow TOOL:REGEX` names no
+ * longer ask about the calls REGEX matches. Deny rules stay (deny always wins, at every
+ * level); an ask rule naming no tool stays too. Labels are kept, so `ask[1]` is still the
+ * file's `ask[1]`.
+ */
+function liftAsks(policy: Policy, flagAllows: readonly Rule[]): Policy {
+  if (flagAllows.length === 0) return policy;
+  const whole = new Set(flagAllows.filter((r) => r.match === undefined).map((r) => r.tool));
+  const regexes = new Map<string, Matcher[]>();
+  for (const rule of flagAllows) {
+    if (rule.tool === undefined || rule.match === undefined) continue;
+    regexes.set(rule.tool, [...(regexes.get(rule.tool) ?? []), rule.match]);
+  }
+  const ask = policy.lists.ask.flatMap((rule) => {
+    if (rule.tool === undefined) return [rule];
+    if (whole.has(rule.tool)) return [];
+    const except = regexes.get(rule.tool);
+    return except === undefined ? [rule] : [narrowed(rule, except)];
+  });
+  return { ...policy, lists: { ...policy.lists, ask } };
+}
+
 /** The compiled policy for `command`; a bad policy is a usage error naming the position. */
 export function resolvePolicy(
   command: PolicyCommand,
@@ -70,39 +105,44 @@ export function resolvePolicy(
   flags: PolicyFlags,
 ): Policy {
   const allow = (flags.allow ?? []).map((v) => flagRule("--allow", v));
-  let base: PolicyConfig = configured ?? defaultPolicy(command);
-  if (configured === undefined) {
-    // `--allow edit` in chat means "do not ask me about edit": a whole-tool allow on the
-    // command line lifts the default's ask for that tool. A configured policy's asks stay.
-    const lifted = new Set(
-      allow.filter((rule) => rule.match === undefined).map((r) => r.tool.toLowerCase()),
-    );
-    base = { ...base, ask: (base.ask ?? []).filter((rule) => !lifted.has(rule.tool ?? "")) };
-  }
   const deny = (flags.deny ?? []).map((v) => flagRule("--deny", v));
+  const base: PolicyConfig = configured ?? defaultPolicy(command);
   let mode = flags.approver ?? base.mode;
   const modeName = (mode ?? "pattern").trim().toLowerCase();
-  // Rules given on the command line only mean something in pattern mode; allow-all (from
-  // config or from --approver) becomes a pattern policy whose default is allow, so --deny
-  // narrows it instead of being ignored.
   let defaultVerdict = base.default;
+  let reason = base.reason;
   if ((allow.length > 0 || deny.length > 0) && (modeName === "allow_all" || modeName === "allow")) {
+    // Rules given on the command line only mean something in pattern mode; allow-all (from
+    // config or from --approver) becomes a pattern policy whose default is allow, so --deny
+    // narrows it instead of being ignored.
     mode = "pattern";
     defaultVerdict = "allow";
+  } else if (
+    allow.length > 0 && flags.approver === undefined &&
+    (modeName === "deny_all" || modeName === "deny")
+  ) {
+    // A file's deny-all loses to --allow (the flag beats the file): what the flags allow
+    // runs, everything else is still denied with the file's reason.
+    mode = "pattern";
+    defaultVerdict = "deny";
+    reason ??= "denied by policy";
   }
   const config: PolicyConfig = {
     ...base,
     ...(mode === undefined ? {} : { mode }),
     ...(defaultVerdict === undefined ? {} : { default: defaultVerdict }),
+    ...(reason === undefined ? {} : { reason }),
     deny: [...(base.deny ?? []), ...deny],
     allow: [...(base.allow ?? []), ...allow],
   };
+  let policy: Policy;
   try {
-    return compilePolicy(config);
+    policy = compilePolicy(config);
   } catch (error) {
     if (error instanceof PolicyError) throw new UsageError(error.message, { cause: error });
     throw error;
   }
+  return liftAsks(policy, policy.lists.allow.slice((base.allow ?? []).length));
 }
 
 /**

@@ -10,9 +10,10 @@ import { createOpenAiProvider } from "../providers/openai.ts";
 import type { Provider } from "../providers/types.ts";
 import type { Config } from "./config.ts";
 import { UsageError } from "./errors.ts";
+import { createLogger, type LogFlags } from "./log.ts";
 
-/** Flags that choose the provider. */
-export interface ProviderFlags {
+/** Flags that choose the provider (and the log its diagnostics go to). */
+export interface ProviderFlags extends LogFlags {
   /** `--provider anthropic|openai`. */
   readonly provider?: string;
   /** `--model NAME`. */
@@ -88,6 +89,9 @@ export function providerFrom(
 ): Provider {
   const settings = providerSettings(config, flags);
   const maxTokens = maxTokensFrom(config, flags, settings.name);
+  // The SDKs' own lines and raw error pages go to the debug log, never straight to stderr.
+  const log = createLogger(flags, config.values.log ?? {});
+  const debug = (message: string) => log.log("debug", `${settings.name}: ${message}`);
   if (settings.name === "anthropic") {
     if (settings.apiKey === undefined) {
       throw new Error(
@@ -105,6 +109,7 @@ export function providerFrom(
     }
     return createAnthropicProvider({
       ...retry,
+      debug,
       apiKey: settings.apiKey,
       model: settings.model,
       maxTokens: limit,
@@ -120,6 +125,7 @@ export function providerFrom(
   }
   return createOpenAiProvider({
     ...retry,
+    debug,
     apiKey: settings.apiKey ?? "",
     model: settings.model,
     ...(maxTokens === undefined ? {} : { maxTokens }),

@@ -1,7 +1,8 @@
 /**
  * `rousseau run [PROMPT|-]`: one non-interactive turn for CI steps and scripts. Fails closed:
  * nobody is asked (no terminal: `ask` is a denial at once), denials make the exit code 4,
- * `--deadline` bounds the wall clock (exit 5), and the layers are stated before it starts.
+ * `--deadline` bounds the wall clock (exit 5), and the layers are stated before it starts
+ * (unless `--quiet`, which leaves only errors on stderr).
  *
  * @module
  */
@@ -24,6 +25,8 @@ export interface RunFlags extends AgentFlags {
   readonly deadline?: string;
   /** `--denials-ok`: denials do not change the exit code. */
   readonly denialsOk?: boolean;
+  /** `-q` / `--quiet`: no layers header on stderr, and nothing else there but errors. */
+  readonly quiet?: boolean;
 }
 
 /** Exit codes `run` adds to the common ones. */
@@ -73,7 +76,9 @@ export async function runCommand(
   const started = performance.now();
   // A person at a terminal who typed the prompt as an argument can answer `ask`; nobody else.
   const interactive = !piped && Deno.stdin.isTerminal() && Deno.stderr.isTerminal();
-  await using agent = await openAgent("run", flags, {
+  // Quiet: the log keeps its errors only (retries, tool lines and the SDKs' debug go).
+  const agentFlags: RunFlags = flags.quiet ? { ...flags, logLevel: "error" } : flags;
+  await using agent = await openAgent("run", agentFlags, {
     ...(interactive
       ? {
         operator: createPromptOperator({
@@ -87,7 +92,7 @@ export async function runCommand(
   });
   const { sessionId, provider, layers, log } = agent;
   if (output !== "stream-json") {
-    log.always(layersLine(layers).replace(/^rousseau: /, ""), { layers });
+    if (!flags.quiet) log.always(layersLine(layers).replace(/^rousseau: /, ""), { layers });
   } else {
     line({
       type: "init",

@@ -96,7 +96,12 @@ function modelHint(target: Target): string {
 
 /** Explains an HTTP error answer: retry or not, and what to do. */
 export function explainHttp(target: Target, answer: HttpAnswer): Explained {
-  const { status, type, message } = answer;
+  const { status, type } = answer;
+  // A proxy's or web server's error page says nothing the user can act on and fills the
+  // screen: it is named, and its body goes to the debug log (`htmlBody`).
+  const message = isHtmlPage(answer.message)
+    ? `HTTP ${status ?? "error"} (HTML page)`
+    : answer.message;
   const said = type && !message.startsWith(type) ? `${type}: ${message}` : message;
   const text = `${type ?? ""} ${message}`;
   const fail = (hint: string): Explained => ({ transient: false, detail: `${said} (${hint})` });
@@ -164,6 +169,23 @@ export function explainHttp(target: Target, answer: HttpAnswer): Explained {
   return { transient, detail: said };
 }
 
+/** Whether an error text is (or carries) an HTML page rather than an API error. */
+export function isHtmlPage(text: string): boolean {
+  return /<(!doctype html|html[\s>]|head>|body[\s>])/i.test(text);
+}
+
+/** Whether `baseUrl` names this machine (a refused connection there is not transient). */
+export function isLoopback(baseUrl: string): boolean {
+  let host: string;
+  try {
+    host = new URL(baseUrl).hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  } catch {
+    return false;
+  }
+  return host === "localhost" || host.endsWith(".localhost") || /^127\./.test(host) ||
+    host === "::1" || host === "0.0.0.0" || host === "::";
+}
+
 /** The messages of an error and its causes, outermost first. */
 function causeChain(error: unknown): string[] {
   const out: string[] = [];
@@ -178,7 +200,9 @@ function causeChain(error: unknown): string[] {
 
 /**
  * A failure to reach the server: names the URL and the likely cause. Retried (a server may be
- * starting), except where no retry can help (a port Deno refuses, a bad certificate).
+ * starting), except where no retry can help (a port Deno refuses, a bad certificate, and a
+ * refused connection to this machine: nothing listens there, and waiting seconds for it to
+ * appear only delays the hint; remote hosts keep their retries).
  */
 export function explainConnection(target: Target, error: unknown): Explained {
   const all = causeChain(error).join(" | ");
@@ -187,7 +211,10 @@ export function explainConnection(target: Target, error: unknown): Explained {
     ? " — is the server running? (ollama serve / llama-server --jinja / vllm serve)"
     : " — check the network or ANTHROPIC_BASE_URL";
   if (/connection refused/i.test(all)) {
-    return { transient: true, detail: `${where}: connection refused${start}` };
+    return {
+      transient: !isLoopback(target.baseUrl),
+      detail: `${where}: connection refused${start}`,
+    };
   }
   if (/dns error|failed to lookup|name or service not known|nodename nor servname/i.test(all)) {
     return {

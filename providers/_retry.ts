@@ -7,6 +7,7 @@
  * @module
  */
 
+import { isHtmlPage } from "./_errors.ts";
 import { ProviderError, type StreamEvent } from "./types.ts";
 
 /** How a provider's failure is described and whether it may be retried. */
@@ -39,6 +40,13 @@ export interface RetryOptions {
   readonly baseDelayMs?: number;
   /** Longest single wait, `retry-after` included (default 60 s). */
   readonly maxDelayMs?: number;
+}
+
+/** `failure`, with its provider text sent to `debug` when that is an HTML page. */
+export function noted(failure: Failure, debug: ((message: string) => void) | undefined): Failure {
+  const body = failure.providerMessage;
+  if (body !== undefined && isHtmlPage(body)) debug?.(`${failure.detail}: the body was: ${body}`);
+  return failure;
 }
 
 /** `retry-after-ms`, then `retry-after` (seconds or an HTTP date), in milliseconds. */

@@ -9,23 +9,25 @@
  */
 
 import { explainConnection, explainHttp, type Target } from "./_errors.ts";
-import { type Failure, retryAfterMs, type RetryOptions, withRetries } from "./_retry.ts";
-import type {
-  CompletionRequest,
-  ContentBlock,
-  Message,
-  Provider,
-  StopReason,
-  StreamEvent,
-  ToolUseBlock,
-  Usage,
+import { type Failure, noted, retryAfterMs, type RetryOptions, withRetries } from "./_retry.ts";
+import {
+  type CompletionRequest,
+  type ContentBlock,
+  type DiagnosticOptions,
+  type Message,
+  type Provider,
+  sdkLogger,
+  type StopReason,
+  type StreamEvent,
+  type ToolUseBlock,
+  type Usage,
 } from "./types.ts";
 
 type Sdk = typeof import("@anthropic-ai/sdk");
 type Client = InstanceType<Sdk["default"]>;
 
 /** Settings of the Anthropic provider. */
-export interface AnthropicOptions extends RetryOptions {
+export interface AnthropicOptions extends RetryOptions, DiagnosticOptions {
   readonly apiKey: string;
   readonly model: string;
   readonly maxTokens: number;
@@ -40,6 +42,23 @@ export interface AnthropicOptions extends RetryOptions {
 
 /** The SDK's default base URL. */
 export const ANTHROPIC_BASE_URL = "https://api.anthropic.com";
+
+/**
+ * The API version sent. The SDK in use sends a newer date that the official API and most
+ * gateways do not know; 2023-06-01 is the version the API documents (features come through
+ * `anthropic-beta` headers, not newer dates) and the one Claude Code sends.
+ */
+export const ANTHROPIC_VERSION = "2023-06-01";
+
+/**
+ * Authentication headers that every Anthropic-wire server accepts: the key as `x-api-key`
+ * (the header the API documents; LiteLLM, cloud proxies and Claude Code use it), and no
+ * `authorization` (the SDK in use sends `Bearer <key>`, which the API reserves for OAuth
+ * tokens and servers that check only `x-api-key` refuse).
+ */
+export function anthropicHeaders(apiKey: string): Record<string, string | null> {
+  return { "x-api-key": apiKey, authorization: null, "anthropic-version": ANTHROPIC_VERSION };
+}
 
 /** The stream ended without `message_stop`: the connection was lost part way. */
 class StreamCut extends Error {}
@@ -301,8 +320,13 @@ export function createAnthropicProvider(options: AnthropicOptions): Provider {
       client: new sdk.default({
         apiKey: options.apiKey,
         authToken: null,
+        defaultHeaders: anthropicHeaders(options.apiKey),
         ...(options.baseUrl === undefined ? {} : { baseURL: options.baseUrl }),
         maxRetries: 0,
+        // The SDK's warnings and errors ("Could not parse message into JSON:") go to our
+        // debug log, never to the console (its request tracing stays off).
+        logger: sdkLogger(options.debug),
+        logLevel: "warn",
       }),
     }));
   const target: Target = {
@@ -320,7 +344,7 @@ export function createAnthropicProvider(options: AnthropicOptions): Provider {
       yield* withRetries(
         "anthropic",
         () => streamOnce(client, body, signal),
-        (error) => classify(sdk, target, error),
+        (error) => noted(classify(sdk, target, error), options.debug),
         signal,
         options,
       );

@@ -9,15 +9,18 @@
  */
 
 import { explainConnection, explainHttp, type Target } from "./_errors.ts";
-import { type Failure, retryAfterMs, type RetryOptions, withRetries } from "./_retry.ts";
+import { type Failure, noted, retryAfterMs, type RetryOptions, withRetries } from "./_retry.ts";
 import { decodeArguments } from "./anthropic.ts";
-import type {
-  CompletionRequest,
-  ContentBlock,
-  Message,
-  Provider,
-  StopReason,
-  StreamEvent,
+import {
+  type CompletionRequest,
+  type ContentBlock,
+  defaultOutputLimit,
+  type DiagnosticOptions,
+  type Message,
+  type Provider,
+  sdkLogger,
+  type StopReason,
+  type StreamEvent,
 } from "./types.ts";
 
 /** The SDK's default base URL. */
@@ -27,7 +30,7 @@ type Sdk = typeof import("openai");
 type Client = InstanceType<Sdk["default"]>;
 
 /** Settings of the OpenAI-compatible provider. */
-export interface OpenAiOptions extends RetryOptions {
+export interface OpenAiOptions extends RetryOptions, DiagnosticOptions {
   /** May be empty for local servers that need none. */
   readonly apiKey: string;
   readonly model: string;
@@ -36,8 +39,9 @@ export interface OpenAiOptions extends RetryOptions {
   /**
    * The output-token limit, when set: sent as `max_tokens`, which llama.cpp, vLLM, Ollama
    * and LiteLLM read; to api.openai.com as `max_completion_tokens`, the only name its
-   * reasoning models (o-series, gpt-5) accept. Unset, the server's default applies
-   * (llama-server: until the context is full).
+   * reasoning models (o-series, gpt-5) accept. Unset, each request carries
+   * `defaultOutputLimit` of its window (a quarter of it, at most 8192; 8192 when the window
+   * is not known), since llama-server without one writes until its context is full.
    */
   readonly maxTokens?: number;
 }
@@ -234,6 +238,10 @@ export function createOpenAiProvider(options: OpenAiOptions): Provider {
         apiKey: options.apiKey || "none",
         ...(options.baseUrl === undefined ? {} : { baseURL: options.baseUrl }),
         maxRetries: 0,
+        // The SDK's warnings and errors ("Could not parse message into JSON:") go to our
+        // debug log, never to the console (its request tracing stays off).
+        logger: sdkLogger(options.debug),
+        logLevel: "warn",
       }),
     }));
   const target: Target = {
@@ -244,7 +252,9 @@ export function createOpenAiProvider(options: OpenAiOptions): Provider {
   return {
     name: "openai",
     model: options.model,
-    ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
+    ...(options.maxTokens === undefined
+      ? { derivesOutputLimit: true }
+      : { maxTokens: options.maxTokens }),
     async *complete(request, signal) {
       const { sdk, client } = await load();
       const body: Record<string, unknown> = {
@@ -252,9 +262,7 @@ export function createOpenAiProvider(options: OpenAiOptions): Provider {
         messages: openAiMessages(request),
         stream: true,
         "stream_options": { "include_usage": true },
-        ...(options.maxTokens === undefined
-          ? {}
-          : { [maxTokensField(target.baseUrl)]: options.maxTokens }),
+        [maxTokensField(target.baseUrl)]: options.maxTokens ?? defaultOutputLimit(request.window),
       };
       if (request.tools.length > 0) {
         body.tools = request.tools.map((tool) => ({
@@ -269,7 +277,7 @@ export function createOpenAiProvider(options: OpenAiOptions): Provider {
       yield* withRetries(
         "openai",
         () => streamOnce(client, body, signal),
-        (error) => classify(sdk, target, error),
+        (error) => noted(classify(sdk, target, error), options.debug),
         signal,
         options,
       );

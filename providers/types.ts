@@ -89,6 +89,46 @@ export interface CompletionRequest {
   readonly messages: readonly Message[];
   /** Sorted by name, so the prefix the provider caches stays the same across runs. */
   readonly tools: readonly ToolSpec[];
+  /**
+   * The model's context window in tokens, as known or learned (agent/context.ts sets it); a
+   * provider without a configured output limit derives one from it (`defaultOutputLimit`).
+   */
+  readonly window?: number;
+}
+
+/** The output-token limit sent when none is configured and the window is not known. */
+export const DEFAULT_OUTPUT_TOKENS = 8192;
+
+/**
+ * The output-token limit for a request when none is configured: a quarter of the context
+ * window, at most `DEFAULT_OUTPUT_TOKENS` (pi sends 8192, qwen-code 8000), and
+ * `DEFAULT_OUTPUT_TOKENS` when the window is not known. Without any limit llama-server
+ * writes until its context is full.
+ */
+export function defaultOutputLimit(window: number | undefined): number {
+  if (window === undefined) return DEFAULT_OUTPUT_TOKENS;
+  return Math.max(1, Math.min(DEFAULT_OUTPUT_TOKENS, Math.floor(window / 4)));
+}
+
+/** Where a provider's diagnostics go (its SDK's own log lines, raw error bodies). */
+export interface DiagnosticOptions {
+  /**
+   * The debug log; libraries never write to the user's screen themselves.
+   * @default nowhere
+   */
+  readonly debug?: (message: string) => void;
+}
+
+/** An SDK `logger` that sends every line to `debug` (or nowhere), never to the console. */
+export function sdkLogger(debug: ((message: string) => void) | undefined): {
+  error: (...args: unknown[]) => void;
+  warn: (...args: unknown[]) => void;
+  info: (...args: unknown[]) => void;
+  debug: (...args: unknown[]) => void;
+} {
+  const send = (...args: unknown[]) =>
+    debug?.(args.map((a) => typeof a === "string" ? a : JSON.stringify(a) ?? String(a)).join(" "));
+  return { error: send, warn: send, info: send, debug: send };
 }
 
 /** What a completion streams, in order; exactly one `message` ends a successful stream. */
@@ -118,6 +158,11 @@ export interface Provider {
   readonly model: string;
   /** The output-token limit sent with each request, when one is (for messages). */
   readonly maxTokens?: number;
+  /**
+   * True when, with no `maxTokens`, each request carries `defaultOutputLimit` of its
+   * `window` instead: the context manager then keeps that much free for the reply.
+   */
+  readonly derivesOutputLimit?: boolean;
   /** Streams one completion; throws `ProviderError` once retries are spent. */
   complete(request: CompletionRequest, signal: AbortSignal): AsyncIterable<StreamEvent>;
 }

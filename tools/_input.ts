@@ -1,12 +1,13 @@
 /**
  * Input decoding shared by the built-in tools. The texts are contract:
  * `<tool>: parse input: <detail>` for a bad shape, `<tool>: <field> is required` for a
- * missing value, `<tool>: path must be absolute, got "<path>"`.
+ * missing value, `<tool>: path must be absolute, got "<path>"` (to which the host adds
+ * `; use "<the absolute path meant>"`, since only it knows the workspace).
  *
  * @module
  */
 
-import { isAbsolute } from "node:path";
+import { isAbsolute, resolve } from "node:path";
 import { ToolError } from "./define.ts";
 
 type FieldType = "string" | "boolean" | "number";
@@ -79,10 +80,33 @@ export function optionalCount(tool: string, fields: Fields, field: string): numb
   return value;
 }
 
+/** A relative path where an absolute one is required; `path` is the path as given. */
+export class RelativePathError extends ToolError {
+  /** The path as the model gave it. */
+  readonly path: string;
+
+  constructor(tool: string, path: string) {
+    super(tool, `${tool}: path must be absolute, got ${JSON.stringify(path)}`);
+    this.name = "RelativePathError";
+    this.path = path;
+  }
+
+  /**
+   * The message with the absolute path the model most likely meant: `path` resolved against
+   * `root` (the workspace's first root, bash's working directory), or the path without the
+   * blanks around it when that is absolute. A `~` path names a home the tools do not know:
+   * no suggestion then.
+   */
+  hinted(root: string | undefined): string {
+    const trimmed = this.path.trim();
+    if (root === undefined || trimmed === "" || trimmed.startsWith("~")) return this.message;
+    const meant = isAbsolute(trimmed) ? resolve(trimmed) : resolve(root, trimmed);
+    return `${this.message}; use ${JSON.stringify(meant)}`;
+  }
+}
+
 /** Throws unless `path` is absolute. */
 export function requireAbsolute(tool: string, path: string): string {
-  if (!isAbsolute(path)) {
-    throw new ToolError(tool, `${tool}: path must be absolute, got ${JSON.stringify(path)}`);
-  }
+  if (!isAbsolute(path)) throw new RelativePathError(tool, path);
   return path;
 }

@@ -6,6 +6,7 @@
  */
 
 import { ToolError } from "./define.ts";
+import { RelativePathError } from "./_input.ts";
 import type { Registry } from "./registry.ts";
 import type { CallScope, ToolContext, ToolResult } from "./types.ts";
 
@@ -78,6 +79,9 @@ export async function runTool(
     if (tool.readOnly === true) context.signal.throwIfAborted();
     return { output, isError: false };
   } catch (error: unknown) {
+    if (error instanceof RelativePathError) {
+      return { output: error.hinted(context.workspace.roots[0]), isError: true };
+    }
     return { output: failureText(name, error, context.signal), isError: true };
   }
 }

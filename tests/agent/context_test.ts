@@ -433,3 +433,43 @@ Deno.test("runTurn() with a context: parallel reads too big side by side are cut
     );
   }
 });
+
+Deno.test("ContextManager.wrap() sends the window; a derived output limit refused for a window learned now is resent smaller", async () => {
+  const requests: CompletionRequest[] = [];
+  const provider: Provider = {
+    name: "openai",
+    model: "unknown-model",
+    derivesOutputLimit: true,
+    async *complete(request): AsyncGenerator<StreamEvent> {
+      requests.push(request);
+      await Promise.resolve();
+      if (request.window === undefined) {
+        // vLLM checks prompt + max_tokens against its window up front.
+        throw new ProviderError(
+          "openai: This model's maximum context length is 4000 tokens. However, you requested " +
+            "8250 tokens (58 in the messages, 8192 in the completion); status 400",
+          { status: 400 },
+        );
+      }
+      yield {
+        type: "message",
+        message: { role: "assistant", content: [{ type: "text", text: "ok" }] },
+        stopReason: "end_turn",
+        usage: { inputTokens: 58, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      };
+    },
+  };
+  const context = createContextManager({ model: "unknown-model" });
+  const wrapped = context.wrap(provider);
+  const events: StreamEvent[] = [];
+  const request: CompletionRequest = {
+    system: "s",
+    messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
+    tools: [],
+  };
+  for await (const e of wrapped.complete(request, new AbortController().signal)) events.push(e);
+  assertEquals(requests.map((r) => r.window), [undefined, 4000]);
+  assertEquals(context.window, 4000);
+  assertEquals(context.compactions, 0);
+  assertEquals(events.at(-1)?.type, "message");
+});

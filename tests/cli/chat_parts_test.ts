@@ -40,7 +40,7 @@ Deno.test("markdownStream: blocks come out as they complete, separated by one bl
   assertEquals(out, ["First paragraph.\n"]);
   stream.push("- b");
   stream.flush();
-  assertEquals(out.join(""), "First paragraph.\n\n  * a\n  * b\n");
+  assertEquals(out.join(""), "First paragraph.\n\n- a\n- b\n");
 });
 
 Deno.test("prices: dated snapshots take their family's price; unknown models have none", () => {

@@ -107,8 +107,8 @@ Deno.test("chat: replies are rendered as markdown; without colour there is no es
       "",
       "Some bold words and code with a link (https://example.org).",
       "",
-      "  * first item",
-      "  * second item",
+      "- first item",
+      "- second item",
       "",
       "  const x = 1;",
       "",
@@ -136,6 +136,71 @@ Deno.test("chat: replies are rendered as markdown; without colour there is no es
     ]);
     assert(!(await chat.painted()).includes("\x1b["), "an escape code without colour");
   });
+});
+
+/** The markdown models commonly write: lists with inline markup, nesting, a table, code. */
+const MODEL_MARKDOWN = "Changes:\n\n" +
+  "- item **two** with `code` and [a link](https://example.org)\n" +
+  "  - nested **bold**\n" +
+  "1. first `step`\n2. second\n\n" +
+  "| file | change |\n|---|---|\n| `a.ts` | **renamed** |\n\n" +
+  "```sh\nnpm test\n```\n\nDone.";
+
+Deno.test("chat: lists keep their bullet and render bold, code and links; tables and code too (tmux -e)", async () => {
+  await using ws = await tmpWorkspace();
+  await using server = startFakeAnthropic([{ text: MODEL_MARKDOWN }]);
+  await using chat = await openChat(server, ws, [], { color: true });
+  await chat.waitForPrompt(1);
+  await chat.line("show me");
+  const turn = after(await chat.waitForPrompt(2), "› show me").filter((l) => !STATUS.test(l));
+  assertEquals(turn, [
+    "Changes:",
+    "",
+    "- item two with code and a link (https://example.org)",
+    "  - nested bold",
+    "",
+    "1. first step",
+    "2. second",
+    "",
+    "┌──────┬─────────┐",
+    "│ file │ change  │",
+    "├──────┼─────────┤",
+    "│ a.ts │ renamed │",
+    "└──────┴─────────┘",
+    "",
+    "  npm test",
+    "",
+    "Done.",
+    "›",
+  ]);
+  const painted = await chat.painted();
+  const ESC = "\x1b";
+  // Inside list items, bold and code are painted as in a paragraph; no markup is left.
+  assertMatch(painted, new RegExp(`- item ${ESC}\\[1mtwo${ESC}\\[[\\d;]*m`));
+  assertMatch(painted, new RegExp(` with ${ESC}\\[33mcode${ESC}\\[`));
+  assertMatch(painted, new RegExp(`  - nested ${ESC}\\[1mbold`));
+  assert(!painted.includes("**") && !painted.includes("`"), painted);
+});
+
+Deno.test("chat: the header wraps between its fields at 120 columns, never inside a word", async () => {
+  await using ws = await tmpWorkspace();
+  await using server = startFakeAnthropic([]);
+  await using chat = await openChat(server, ws);
+  const screen = await chat.waitForPrompt(1);
+  const start = screen.findIndex((l) => l.startsWith("approver="));
+  const end = screen.findIndex((l) => l.startsWith("Type a task"));
+  assert(start !== -1 && end > start, screen.join("\n"));
+  const header = screen.slice(start, end);
+  // capture-pane -J joins what the terminal wrapped: a line over 120 would show as one.
+  for (const line of header) assert(line.length <= 120, `over 120 columns: ${line}`);
+  const fields = header.join(" · ").split(/\s+·\s+/).map((f) => f.trim());
+  assertEquals(fields.map((f) => f.split("=")[0]), [
+    "approver",
+    "confinement",
+    "worker",
+    "sandbox",
+    "net",
+  ]);
 });
 
 Deno.test("chat: after a resize, long replies wrap at the new width between words", async () => {

@@ -61,6 +61,66 @@ Deno.test("habits: only words before the command are rewritten", () => {
   assertEquals(rewriteHabits(["-h"], program, false), ["-h"]);
 });
 
+Deno.test("rewriteHabits() moves run and chat options typed before the command after it", () => {
+  const program = new Command("rousseau").addOption(new Option("--allow <rule>"));
+  program.command("run").option("-c, --continue").option("--session <id>");
+  program.command("chat").option("-c, --continue").option("--resume [id]");
+  program.command("tools");
+  const rows: [string[], boolean, string[] | undefined][] = [
+    [["-c", "-p", "again"], false, ["run", "-c", "again"]],
+    [["-p", "again", "-c"], false, ["run", "again", "-c"]],
+    [["--allow", "edit", "-c", "-p", "x"], false, ["--allow", "edit", "run", "-c", "x"]],
+    [["--session", "abcd", "-pagain"], false, ["run", "again", "--session", "abcd"]],
+    [["-c", "chat"], false, ["chat", "-c"]],
+    [["-c"], true, ["chat", "-c"]],
+    [["--resume", "abcd"], true, ["chat", "--resume", "abcd"]],
+    [["--resume", "chat"], false, ["chat", "--resume"]],
+    [["--resume", "-c"], true, ["chat", "--resume", "-c"]],
+    [["-c", "tools"], false, ["tools", "-c"]],
+    [["-c"], false, undefined],
+    [["-x"], false, ["-x"]],
+  ];
+  for (const [args, interactive, want] of rows) {
+    assertEquals(rewriteHabits(args, program, interactive), want, args.join(" "));
+  }
+});
+
+Deno.test("habits: an unknown option is a rousseau: error with a did-you-mean, exit 2", async (t) => {
+  const rows: [string[], string][] = [
+    [["--allwo", "write", "tools"], "rousseau: unknown option '--allwo' (did you mean --allow?)"],
+    [["tools", "--jsn"], "rousseau: unknown option '--jsn' (did you mean --json?)"],
+    [["tools", "--contniue"], "rousseau: unknown option '--contniue' (did you mean --continue?)"],
+    [
+      ["tools", "-c"],
+      "rousseau: unknown option '-c' (-c is an option of run, chat: rousseau run -c)",
+    ],
+    [["-x"], "rousseau: unknown option '-x'"],
+    [["bogus"], "rousseau: unknown command 'bogus'"],
+  ];
+  for (const [args, first] of rows) {
+    await t.step(args.join(" "), async () => {
+      const out = await runCli(args);
+      assertEquals([out.code, out.stdout, out.stderr.split("\n")[0]], [2, "", first]);
+    });
+  }
+});
+
+Deno.test("habits: -c -p PROMPT continues the last session, as -p PROMPT -c does", async () => {
+  await using server = startFakeOpenAI([{ text: "first" }, { text: "second" }, { text: "third" }]);
+  await using ws = await tmpWorkspace();
+  const env = openaiEnv(server);
+  const base = [...OPENAI, "--workspace", ws.root];
+  const first = await runCli([...base, "-p", "one", "--output", "json"], { env });
+  assertEquals(first.code, 0, first.stderr);
+  const id = JSON.parse(first.stdout).session_id as string;
+  const before = await runCli([...base, "-c", "-p", "again", "--output", "json"], { env });
+  assertEquals(before.code, 0, before.stderr);
+  assertEquals(JSON.parse(before.stdout).session_id, id);
+  const after = await runCli([...base, "-p", "again", "-c", "--output", "json"], { env });
+  assertEquals(after.code, 0, after.stderr);
+  assertEquals(JSON.parse(after.stdout).session_id, id);
+});
+
 Deno.test("habits: -p PROMPT runs one turn like run PROMPT, run flags after it", async () => {
   await using server = startFakeOpenAI([{ text: "hello from -p" }]);
   await using ws = await tmpWorkspace();

@@ -387,19 +387,26 @@ Deno.test("resolvePolicy: defaults, flags and their combination", async (t) => {
       (await decide("chat", { allow: ["edit"] }, "bash", { command: "ls" })).decision,
       "ask",
     );
-    // A regex allow does not lift the ask: calls it does not match must still be asked about.
+    // A regex allow lifts the ask for what it matches; calls it does not match are still asked.
     assertEquals(
       (await decide("chat", { allow: ['bash:"ls"'] }, "bash", { command: "ls" })).decision,
-      "ask",
+      "allow",
     );
-  });
-  await t.step("chat: a configured ask is not lifted by --allow", async () => {
-    const configured = { ask: [{ tool: "edit" }], allow: [{ tool: "read" }] };
     assertEquals(
-      (await decide("chat", { allow: ["edit"] }, "edit", { path: "/a" }, configured)).decision,
+      (await decide("chat", { allow: ['bash:"ls"'] }, "bash", { command: "ls; rm x" })).decision,
       "ask",
     );
   });
+  await t.step(
+    "chat: a configured ask is lifted by --allow (the flag beats the file)",
+    async () => {
+      const configured = { ask: [{ tool: "edit" }], allow: [{ tool: "read" }] };
+      assertEquals(
+        (await decide("chat", { allow: ["edit"] }, "edit", { path: "/a" }, configured)).decision,
+        "allow",
+      );
+    },
+  );
   await t.step("run: --deny read takes read away", async () => {
     assertEquals((await decide("run", { deny: ["read"] }, "read", { path: "/a" })).rule, "deny[0]");
   });
@@ -438,4 +445,213 @@ Deno.test("resolvePolicy: defaults, flags and their combination", async (t) => {
     );
     assert(error instanceof UsageError);
   });
+});
+
+/** The config `rousseau init` writes: default ask, ask for write and edit, a deny for sudo. */
+const INIT_LIKE = {
+  mode: "pattern",
+  default: "ask",
+  deny: [{ tool: "bash", command: "^(sudo|rm -rf /)( |$)", reason: "not on this machine" }],
+  ask: [{ tool: "write" }, { tool: "edit" }],
+  allow: [{ tool: "read" }, { tool: "grep" }],
+};
+
+Deno.test("resolvePolicy() lets flags beat the file, per tool and verdict", async (t) => {
+  type Row = [
+    string,
+    "run" | "chat" | "tool",
+    Parameters<typeof resolvePolicy>[1],
+    Parameters<typeof resolvePolicy>[2],
+    string,
+    Record<string, string>,
+    "allow" | "deny" | "ask",
+  ];
+  const write = { path: "/ws/a.txt", content: "x" };
+  const rows: Row[] = [
+    ["file ask write, no flag: ask", "run", INIT_LIKE, {}, "write", write, "ask"],
+    [
+      "file ask write, --allow write: allow",
+      "run",
+      INIT_LIKE,
+      { allow: ["write"] },
+      "write",
+      write,
+      "allow",
+    ],
+    [
+      "file ask write, --allow write in chat: allow",
+      "chat",
+      INIT_LIKE,
+      { allow: ["write"] },
+      "write",
+      write,
+      "allow",
+    ],
+    [
+      "file ask edit, --allow write: edit still asks",
+      "run",
+      INIT_LIKE,
+      { allow: ["write"] },
+      "edit",
+      { path: "/ws/a.txt" },
+      "ask",
+    ],
+    [
+      "file ask write, --allow WRITE (case): allow",
+      "run",
+      INIT_LIKE,
+      { allow: ["WRITE"] },
+      "write",
+      write,
+      "allow",
+    ],
+    [
+      "file ask write, --allow write:REGEX matching: allow",
+      "run",
+      INIT_LIKE,
+      { allow: ['write:"/ws/a\\.txt"'] },
+      "write",
+      write,
+      "allow",
+    ],
+    [
+      "file ask write, --allow write:REGEX not matching: ask",
+      "run",
+      INIT_LIKE,
+      { allow: ['write:"/ws/b'] },
+      "write",
+      write,
+      "ask",
+    ],
+    ["file default ask, --allow bash: allow", "run", INIT_LIKE, { allow: ["bash"] }, "bash", {
+      command: "ls",
+    }, "allow"],
+    [
+      "file deny sudo, --allow bash: deny always wins",
+      "run",
+      INIT_LIKE,
+      { allow: ["bash"] },
+      "bash",
+      { command: "sudo ls" },
+      "deny",
+    ],
+    ["file allow read, --deny read: deny", "run", INIT_LIKE, { deny: ["read"] }, "read", {
+      path: "/ws/a",
+    }, "deny"],
+    [
+      "file allow read, --allow read --deny read: deny",
+      "run",
+      INIT_LIKE,
+      { allow: ["read"], deny: ["read"] },
+      "read",
+      { path: "/ws/a" },
+      "deny",
+    ],
+    [
+      "file deny_all, --allow write: allow",
+      "run",
+      { mode: "deny_all" },
+      { allow: ["write"] },
+      "write",
+      write,
+      "allow",
+    ],
+    [
+      "file deny_all, --allow write: edit still denied",
+      "run",
+      { mode: "deny_all" },
+      { allow: ["write"] },
+      "edit",
+      { path: "/ws/a" },
+      "deny",
+    ],
+    [
+      "file pattern, --approver allow_all: allow",
+      "run",
+      INIT_LIKE,
+      { approver: "allow_all" },
+      "write",
+      write,
+      "allow",
+    ],
+    [
+      "file allow_all, --approver pattern: default list",
+      "run",
+      { mode: "allow_all" },
+      { approver: "deny_all" },
+      "read",
+      { path: "/a" },
+      "deny",
+    ],
+    [
+      "file allow_all, --deny write: deny",
+      "tool",
+      { mode: "allow_all" },
+      { deny: ["write"] },
+      "write",
+      write,
+      "deny",
+    ],
+    [
+      "environment mode allow_all over the file, --deny edit: edit denied",
+      "run",
+      { ...INIT_LIKE, mode: "allow_all" },
+      { deny: ["edit"] },
+      "edit",
+      { path: "/a" },
+      "deny",
+    ],
+    [
+      "environment mode allow_all over the file: write allowed",
+      "run",
+      { ...INIT_LIKE, mode: "allow_all" },
+      {},
+      "write",
+      write,
+      "allow",
+    ],
+  ];
+  for (const [name, command, configured, flags, tool, input, want] of rows) {
+    await t.step(name, async () => {
+      const approver = createApprover(resolvePolicy(command, configured, flags));
+      assertEquals((await approver.approve({ tool, input })).decision, want);
+    });
+  }
+  await t.step("a lifted ask keeps the other rules' labels", () => {
+    const policy = resolvePolicy("run", INIT_LIKE, { allow: ["write"] });
+    assertEquals(policy.lists.ask.map((rule) => rule.label), ["ask[1]"]);
+  });
+});
+
+Deno.test("rousseau --allow write beats the config init writes (policy check, tool, env)", async () => {
+  await using ws = await tmpWorkspace({});
+  const home = join(ws.outside, "home");
+  const env = { XDG_CONFIG_HOME: join(home, "config"), XDG_DATA_HOME: join(home, "data") };
+  const init = await runCli(["init"], { cwd: ws.root, env });
+  assertEquals(init.code, 0, init.stderr);
+  const input = JSON.stringify({ path: ws.path("hello.txt"), content: "hi" });
+  const asked = await runCli(["policy", "check", "write", input], { cwd: ws.root, env });
+  assertEquals(asked.code, 4, asked.stdout);
+  const checked = await runCli(["--allow", "write", "policy", "check", "write", input], {
+    cwd: ws.root,
+    env,
+  });
+  assertEquals(checked.code, 0, checked.stdout + checked.stderr);
+  const wrote = await runCli(["--allow", "write", "tool", "write", input], { cwd: ws.root, env });
+  assertEquals(wrote, { code: 0, stdout: `wrote 2 bytes to ${ws.path("hello.txt")}`, stderr: "" });
+  const edit = JSON.stringify({ path: ws.path("hello.txt"), old_string: "hi", new_string: "ho" });
+  const edited = await runCli(["--allow", "edit", "policy", "check", "edit", edit], {
+    cwd: ws.root,
+    env,
+  });
+  assertEquals(edited.code, 0, edited.stdout + edited.stderr);
+  // The environment beats the file, and a flag beats the environment.
+  const modeEnv = { ...env, ROUSSEAU_AGENT_APPROVER_MODE: "allow_all" };
+  const viaEnv = await runCli(["policy", "check", "edit", edit], { cwd: ws.root, env: modeEnv });
+  assertEquals(viaEnv.code, 0, viaEnv.stdout + viaEnv.stderr);
+  const flagOverEnv = await runCli(["--deny", "edit", "policy", "check", "edit", edit], {
+    cwd: ws.root,
+    env: modeEnv,
+  });
+  assertEquals(flagOverEnv.code, 1, flagOverEnv.stdout + flagOverEnv.stderr);
 });

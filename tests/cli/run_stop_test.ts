@@ -52,7 +52,10 @@ function named(name: string, maxTokens?: number): Provider {
   return {
     name,
     model: "m",
-    ...(maxTokens === undefined ? {} : { maxTokens }),
+    // The OpenAI wire without a configured limit sends one derived from the window.
+    ...(maxTokens === undefined
+      ? name === "openai" ? { derivesOutputLimit: true } : {}
+      : { maxTokens }),
     complete() {
       throw new Error("not called");
     },

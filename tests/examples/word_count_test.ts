@@ -22,7 +22,7 @@ Deno.test("examples/word_count_tool.ts registers beside the built-ins and runs",
     isError: true,
   });
   assertEquals(await host.call("word_count", { path: "rel" }, signal), {
-    output: 'word_count: path must be absolute, got "rel"',
+    output: `word_count: path must be absolute, got "rel"; use ${JSON.stringify(ws.path("rel"))}`,
     isError: true,
   });
 });

@@ -160,12 +160,12 @@ Deno.test("openai: a cut call's arguments and tool-call reasoning are replayed a
   assertEquals(server.requests[0]!.body.messages[2].tool_calls[0].function.arguments, cut);
 });
 
-Deno.test("openai: max_tokens is sent when set, and only then", async () => {
+Deno.test("openai: max_tokens is sent as set, else derived (8192 without a window)", async () => {
   await using server = startFakeOpenAI([{ text: "a" }, { text: "b" }]);
   await collect(provider(server, 512));
   await collect(provider(server));
   assertEquals(server.requests[0]!.body.max_tokens, 512);
-  assertEquals("max_tokens" in server.requests[1]!.body, false);
+  assertEquals(server.requests[1]!.body.max_tokens, 8192);
   assertEquals("max_completion_tokens" in server.requests[0]!.body, false);
   assertEquals(maxTokensField("https://api.openai.com/v1"), "max_completion_tokens");
   assertEquals(maxTokensField("http://127.0.0.1:8080/v1"), "max_tokens");

@@ -303,17 +303,17 @@ Deno.test("edit() validates in the order the spec gives, reporting the first fai
     [
       "relative path, old empty",
       { path: "a.txt", old_string: "" },
-      'edit: path must be absolute, got "a.txt"',
+      `edit: path must be absolute, got "a.txt"; use ${JSON.stringify(ws.path("a.txt"))}`,
     ],
     [
       "relative path, identical",
       { path: "./a.txt", old_string: "x", new_string: "x" },
-      'edit: path must be absolute, got "./a.txt"',
+      `edit: path must be absolute, got "./a.txt"; use ${JSON.stringify(ws.path("a.txt"))}`,
     ],
     [
       "quoted path",
       { path: 'a"\\b', old_string: "x" },
-      'edit: path must be absolute, got "a\\"\\\\b"',
+      `edit: path must be absolute, got "a\\"\\\\b"; use ${JSON.stringify(ws.path('a"\\b'))}`,
     ],
     // old_string required
     [

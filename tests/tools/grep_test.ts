@@ -113,15 +113,15 @@ Deno.test("grep: required fields", async (t) => {
   });
 });
 
-Deno.test("grep: a relative path fails with the path JSON-quoted", async () => {
+Deno.test("grep: a relative path fails with the path JSON-quoted and the absolute path meant", async () => {
   await using ws = await tmpWorkspace();
   assertEquals(
     await fails(ws, { pattern: "a", path: "src" }),
-    'grep: path must be absolute, got "src"',
+    `grep: path must be absolute, got "src"; use ${JSON.stringify(ws.path("src"))}`,
   );
   assertEquals(
     await fails(ws, { pattern: "a", path: './a "b"' }),
-    'grep: path must be absolute, got "./a \\"b\\""',
+    `grep: path must be absolute, got "./a \\"b\\""; use ${JSON.stringify(ws.path('a "b"'))}`,
   );
 });
 
@@ -148,7 +148,7 @@ Deno.test("grep: order of checks, several wrong things at once show the first", 
   await t.step("path absolute before compile", async () => {
     assertEquals(
       await fails(ws, { pattern: "(", path: "rel", include: "[" }),
-      'grep: path must be absolute, got "rel"',
+      `grep: path must be absolute, got "rel"; use ${JSON.stringify(ws.path("rel"))}`,
     );
   });
   await t.step("compile before include glob", async () => {

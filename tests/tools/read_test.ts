@@ -164,17 +164,33 @@ Deno.test("read() requires path", async (t) => {
   }
 });
 
-Deno.test("read() refuses a relative path, JSON-quoting it", async (t) => {
-  const rows: [string, string][] = [
-    ["a.txt", 'read: path must be absolute, got "a.txt"'],
-    ["./a.txt", 'read: path must be absolute, got "./a.txt"'],
-    ["../ws/a.txt", 'read: path must be absolute, got "../ws/a.txt"'],
-    ["~/a.txt", 'read: path must be absolute, got "~/a.txt"'],
-    ['say "hi"\\now', 'read: path must be absolute, got "say \\"hi\\"\\\\now"'],
-    ["tab\there\nnewline", 'read: path must be absolute, got "tab\\there\\nnewline"'],
-    [" /leading-space", 'read: path must be absolute, got " /leading-space"'],
-  ];
+Deno.test("read() refuses a relative path, JSON-quoting it and naming the absolute path meant", async (t) => {
   await using ws = await tmpWorkspace({ files: { "a.txt": "hi" } });
+  const use = (path: string) => `; use ${JSON.stringify(path)}`;
+  const rows: [string, string][] = [
+    ["a.txt", `read: path must be absolute, got "a.txt"${use(ws.path("a.txt"))}`],
+    ["./a.txt", `read: path must be absolute, got "./a.txt"${use(ws.path("a.txt"))}`],
+    [
+      "../ws/a.txt",
+      `read: path must be absolute, got "../ws/a.txt"${use(join(dirname(ws.root), "ws/a.txt"))}`,
+    ],
+    // A home the tools do not know: no suggestion.
+    ["~/a.txt", 'read: path must be absolute, got "~/a.txt"'],
+    [
+      'say "hi"\\now',
+      `read: path must be absolute, got "say \\"hi\\"\\\\now"${use(ws.path('say "hi"\\now'))}`,
+    ],
+    [
+      "tab\there\nnewline",
+      `read: path must be absolute, got "tab\\there\\nnewline"${
+        use(ws.path("tab\there\nnewline"))
+      }`,
+    ],
+    [
+      " /leading-space",
+      `read: path must be absolute, got " /leading-space"${use("/leading-space")}`,
+    ],
+  ];
   for (const [path, expected] of rows) {
     await t.step(JSON.stringify(path), async () => {
       assertEquals(await ws.call("read", { path }), fail(expected));

@@ -230,17 +230,19 @@ Deno.test("write() checks path before content", async (t) => {
     [
       "path relative, content absent",
       { path: "a.txt" },
-      'write: path must be absolute, got "a.txt"',
+      `write: path must be absolute, got "a.txt"; use ${JSON.stringify(ws.path("a.txt"))}`,
     ],
     [
       "path relative, content given",
       { path: "d/a.txt", content: "x" },
-      'write: path must be absolute, got "d/a.txt"',
+      `write: path must be absolute, got "d/a.txt"; use ${JSON.stringify(ws.path("d/a.txt"))}`,
     ],
     [
       "quoted",
       { path: 'a "b"\\c', content: "x" },
-      'write: path must be absolute, got "a \\"b\\"\\\\c"',
+      `write: path must be absolute, got "a \\"b\\"\\\\c"; use ${
+        JSON.stringify(ws.path('a "b"\\c'))
+      }`,
     ],
   ];
   for (const [name, input, expected] of rows) {
