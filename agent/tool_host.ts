@@ -12,11 +12,19 @@ import {
   type AuditEventName,
   type AuditSink,
   canonicalJson,
+  type ChangedPath,
   type Decision,
   settle,
 } from "../approver/mod.ts";
-import type { Registry, ToolHost, ToolResult } from "../tools/hosting.ts";
-import type { UndoRecorder } from "./undo_recorder.ts";
+import type {
+  CallScope,
+  ChangeSet,
+  ChangeVerdict,
+  Registry,
+  ToolHost,
+  ToolResult,
+} from "../tools/hosting.ts";
+import type { Keep, UndoRecorder } from "./undo_recorder.ts";
 
 /** What the gate needs. */
 export interface GateOptions {
@@ -36,6 +44,11 @@ export interface GateOptions {
   readonly sessionId?: string;
   /** Keeps what approved calls change, so `undo` can put it back. */
   readonly undo?: UndoRecorder;
+  /**
+   * Tools whose changes are observed before they land (bash under the overlay): what such a
+   * call changed is judged here, path by path, and kept for undo before it is applied.
+   */
+  readonly observed?: ReadonlySet<string>;
 }
 
 /** A call's result with the decision that let it run or stopped it. */
@@ -102,14 +115,104 @@ export async function callTool(
   }
   await record("tool.execute", decision.rule ? { rule: decision.rule } : {});
   const started = performance.now();
-  const run = () =>
-    options.host.call(name, input, signal, mayReturn === undefined ? undefined : { mayReturn });
+  let changed: string[] | undefined;
+  const run = (keep?: Keep) => {
+    const scope: CallScope = {
+      ...(mayReturn === undefined ? {} : { mayReturn }),
+      ...(options.observed?.has(name) === true
+        ? {
+          settleChanges: async (set: ChangeSet) => {
+            changed = set.changes.map((c) => `${c.status} ${c.path}`);
+            const verdict = await judgeObserved(options, request, decision, set, signal);
+            if (verdict.apply) await keep?.(keptPaths(set));
+            return verdict;
+          },
+        }
+        : {}),
+    };
+    return options.host.call(name, input, signal, Object.keys(scope).length ? scope : undefined);
+  };
   const readOnly = options.registry.get(name)?.readOnly === true;
-  const result = options.undo ? await options.undo.around(name, input, readOnly, run) : await run();
+  const result = options.undo === undefined
+    ? await run()
+    : options.observed?.has(name) === true
+    ? await options.undo.aroundObserved(name, run)
+    : await options.undo.around(name, input, readOnly, () => run());
   const duration = Math.round(performance.now() - started);
+  const extra = changed === undefined ? {} : { changes: changed };
   await record(
     result.isError ? "tool.error" : "tool.done",
-    result.isError ? { reason: result.output, duration_ms: duration } : { duration_ms: duration },
+    result.isError
+      ? { reason: result.output, duration_ms: duration, ...extra }
+      : { duration_ms: duration, ...extra },
   );
   return { ...result, decision, durationMs: duration };
+}
+
+/** The paths undo keeps before a change set lands: a deleted or replaced directory whole. */
+function keptPaths(set: ChangeSet) {
+  return set.changes.map((c) => ({
+    path: c.path,
+    tree: (c.status === "D" && c.kind === "dir") || c.replaces === "dir",
+  }));
+}
+
+/**
+ * The verdict on what an observed call changed: judged by the approver as writes (or, for an
+ * approver without `judgeChanges`, as one `write` call per path), an `ask` put to the
+ * operator with the list of changes. Never throws: a failure refuses the set.
+ */
+async function judgeObserved(
+  options: GateOptions,
+  request: { tool: string; input: unknown; canonical: string; sessionId?: string },
+  decision: Decision,
+  set: ChangeSet,
+  signal: AbortSignal,
+): Promise<ChangeVerdict> {
+  const paths: ChangedPath[] = set.changes.map((c) => ({
+    path: c.path,
+    deleted: c.status === "D",
+    dir: c.kind === "dir",
+  }));
+  try {
+    let judged: Decision;
+    if (options.approver.judgeChanges !== undefined) {
+      judged = await options.approver.judgeChanges(request, decision, paths);
+    } else {
+      judged = { decision: "allow", rule: decision.rule ?? "default" };
+      for (const { path } of paths) {
+        const input = { path };
+        const write = { tool: "write", input, canonical: canonicalJson(input) };
+        const one = await options.approver.approve(write, signal);
+        if (one.decision === "deny") {
+          judged = { ...one, reason: `it wrote ${path}: ${one.reason ?? "denied"}` };
+          break;
+        }
+        if (one.decision === "ask") judged = one;
+      }
+    }
+    if (judged.decision === "ask" && options.operator === undefined) {
+      return {
+        apply: false,
+        reason: `${judged.reason}, and no operator is attached (allow writing there with a ` +
+          `write rule in agent.approver)`,
+      };
+    }
+    if (judged.decision === "ask") {
+      const list = set.changes.map((c) => `${c.status} ${c.path}`).join(", ");
+      judged = await settle(
+        { ...judged, reason: `its changes need approval: ${list}` },
+        request,
+        options.operator,
+      );
+    }
+    return judged.decision === "allow"
+      ? { apply: true }
+      : { apply: false, reason: judged.reason ?? "denied by policy" };
+  } catch (error) {
+    return {
+      apply: false,
+      reason: `judging them failed: ${error instanceof Error ? error.message : String(error)}`,
+    };
+  }
 }

@@ -5,6 +5,11 @@
  *
  * - `write` and `edit` name their file: its entry (and bytes) are taken just before the
  *   call, with the directories the call may create, and its new entry after it.
+ * - `bash` under the overlay (`tools/_overlay.ts`) says, just before its change set is
+ *   applied, which paths it will change ({@linkcode UndoRecorder.aroundObserved}): those
+ *   entries (the whole subtree of a directory it deletes or replaces) are taken then and
+ *   again after the apply. Nothing else is read, so the cost is what the command changed.
+ *   Paths inside a `.git` directory are not kept, as the scan below does not keep them.
  * - Any other tool that is not read-only (`bash`, custom and MCP tools) may change anything:
  *   the workspace's mirror is brought up to date just before the call (only files whose
  *   metadata changed are read again), scanned again after it, and the difference is what the
@@ -44,12 +49,26 @@ export interface UndoRecorderOptions {
   readonly maxFileBytes?: number;
 }
 
+/** A path a change set is about to change; `tree` when everything under it goes too. */
+export interface KeptPath {
+  readonly path: string;
+  readonly tree: boolean;
+}
+
+/** Called by an observed call just before it applies its changes. */
+export type Keep = (paths: readonly KeptPath[]) => Promise<void>;
+
 /** The hook the gate calls. */
 export interface UndoRecorder {
   /** Starts turn number `turn` of the session. */
   beginTurn(turn: number, prompt: string): void;
   /** Runs `call` (an approved call of `tool`), recording what it changes. */
   around<T>(tool: string, input: unknown, readOnly: boolean, call: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `call`, a call whose changes are observed before they land: it calls `keep` (at
+   * most once) with the paths it is about to change, and they are recorded around that.
+   */
+  aroundObserved<T>(tool: string, call: (keep: Keep) => Promise<T>): Promise<T>;
   /** Ends the turn: its record is final; the store is brought back within its budget. */
   endTurn(): Promise<void>;
 }
@@ -80,6 +99,13 @@ export function mergeChanges(record: TurnRecord, changes: readonly Change[]): vo
       record.problems[change.path] = "not a regular file, directory or symbolic link";
     }
   }
+}
+
+/** True when `path` lies in a `.git` directory below one of `roots`. */
+function inGitDir(path: string, roots: readonly string[]): boolean {
+  const root = roots.find((r) => path.startsWith(r.endsWith("/") ? r : `${r}/`));
+  if (root === undefined) return false;
+  return path.slice(root.length).split("/").includes(".git");
 }
 
 function exists(path: string): boolean {
@@ -231,6 +257,85 @@ export function createUndoRecorder(options: UndoRecorderOptions): UndoRecorder {
     }
   };
 
+  /** The entries of `paths` now: each path, and every entry below a `tree` one. */
+  const entriesOf = (paths: readonly KeptPath[], sink?: typeof store) => {
+    const out = new Map<string, Entry | null>();
+    for (const { path, tree } of paths) {
+      const entry = captureEntry(path, { ...(sink ? { sink } : {}), maxFileBytes });
+      out.set(path, entry);
+      if (!tree || entry?.kind !== "dir") continue;
+      for (
+        const [below, cached] of scanTree({
+          roots: [path],
+          sink: sink ?? store,
+          skip,
+          maxFileBytes,
+        })
+      ) {
+        out.set(below, cached.entry);
+      }
+    }
+    return out;
+  };
+
+  /** A call whose change set is observed: keep exactly what it is about to change. */
+  const aroundObserved = async <T>(tool: string, call: (keep: Keep) => Promise<T>): Promise<T> => {
+    let workspace: Disposable | undefined;
+    try {
+      // Held over the call: another process's call in this workspace waits meanwhile.
+      workspace = await store.lockWorkspaces([key]);
+    } catch (error) {
+      problem(`${tool}: its changes could not be kept`, error);
+      return await call(async () => {});
+    }
+    let kept: { paths: KeptPath[]; before: Map<string, Entry | null> } | undefined;
+    const keep: Keep = async (paths) => {
+      const wanted = paths.filter((p) =>
+        inside(p.path, roots) && !inside(p.path, skip) && !inGitDir(p.path, roots)
+      );
+      if (wanted.length === 0) return;
+      try {
+        using _lock = await store.lock();
+        settlePending(store, key, roots, skip, maxFileBytes);
+        const r = record()!;
+        const before = entriesOf(wanted, store);
+        for (const [p, entry] of before) {
+          if (r.changes[p] === undefined) r.changes[p] = { before: entry, after: "pending" };
+          else if (r.changes[p].after !== "pending") r.changes[p].after = "pending";
+        }
+        store.writeTurn(r);
+        kept = { paths: wanted, before };
+      } catch (error) {
+        problem(`${tool}: its changes could not be kept before they were applied`, error);
+      }
+    };
+    try {
+      return await call(keep);
+    } finally {
+      try {
+        if (kept !== undefined) {
+          using _lock = await store.lock();
+          const after = entriesOf(kept.paths);
+          const r = record()!;
+          const changes: Change[] = [];
+          for (const p of new Set([...kept.before.keys(), ...after.keys()])) {
+            const known = r.changes[p];
+            const before = known === undefined ? null : known.before;
+            const now = after.get(p) ?? null;
+            if (known !== undefined) known.after = now; // settled below by mergeChanges
+            changes.push({ path: p, before, after: now });
+          }
+          mergeChanges(r, changes);
+          store.writeTurn(r);
+        }
+      } catch (error) {
+        problem(`${tool}: its changes could not be recorded after they were applied`, error);
+      } finally {
+        workspace[Symbol.dispose]();
+      }
+    }
+  };
+
   /** Any other tool that may change files: scan before and after. */
   const aroundScan = async <T>(tool: string, call: () => Promise<T>): Promise<T> => {
     // The workspace's lock is held over the call; the store's only while its files change.
@@ -297,6 +402,10 @@ export function createUndoRecorder(options: UndoRecorderOptions): UndoRecorder {
         return aroundFile(path, call);
       }
       return aroundScan(tool, call);
+    },
+    aroundObserved(tool, call) {
+      if (current === undefined) return call(async () => {});
+      return aroundObserved(tool, call);
     },
     async endTurn() {
       if (current === undefined) return;

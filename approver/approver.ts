@@ -6,19 +6,13 @@
  * @module
  */
 
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { canonicalJson } from "./canonical_json.ts";
 import { compilePolicy, type ListName, type Policy, type Rule } from "./rules.ts";
 import { pathScope } from "./path_scope.ts";
 import { commandTooLong, DYNAMIC, splitCommands, type SplitResult } from "./shell.ts";
 import { expand, type Expansion, type Item, type ResolvedWrite } from "./expand.ts";
-import type {
-  ApprovalRequest,
-  Approver,
-  ChangedPath,
-  Decision,
-  PolicyConfig,
-} from "./types.ts";
+import type { ApprovalRequest, Approver, ChangedPath, Decision, PolicyConfig } from "./types.ts";
 
 /** The reason an `ask` becomes when nobody can answer it. */
 export const NO_OPERATOR_REASON =
@@ -360,6 +354,13 @@ export async function judgeChanges(
   const refused: string[] = [];
   const asked: string[] = [];
   let rule: string | undefined;
+  // A directory made to hold a file that is judged is judged with that file, as the write
+  // tool makes the parents of the file it writes.
+  const holders = new Set<string>();
+  for (const change of changes) {
+    if (change.dir || change.deleted) continue;
+    for (let at = dirname(change.path); at !== dirname(at); at = dirname(at)) holders.add(at);
+  }
   for (const change of changes) {
     const what = `it ${change.deleted ? "deleted" : "wrote"} ${shownPath(change.path, options)}`;
     if (isProtectedPath(change.path, options)) {
@@ -367,19 +368,22 @@ export async function judgeChanges(
       rule ??= "protected";
       continue;
     }
-    const paths = change.dir ? [change.path, `${change.path}/`] : [change.path];
-    const request = { tool: "write", input: { path: change.path } };
+    // A directory is judged as a write of everything in it: `dir/`, which a rule for the
+    // directory's contents (`^/ws/src/`) matches.
+    const path = change.dir ? `${change.path}/` : change.path;
+    const request = { tool: "write", input: { path } };
     const facts = gather(request, options);
     const denied = await findAsync(policy.lists.deny, (r) => denyMatches(r, facts));
     if (denied !== undefined) {
-      refused.push(`${what}: ${denied.reason ?? policy.reason ?? "denied by pattern policy"}`);
+      refused.push(
+        `${what}: ${denied.reason ?? policy.reason ?? "denied by pattern policy"} ` +
+          `(rule ${denied.label})`,
+      );
       rule ??= denied.label;
       continue;
     }
-    if (wholesale) continue;
-    if (
-      rules.some((r) => r.effects?.has("write") && paths.every((p) => r.path?.test(p) ?? true))
-    ) continue;
+    if (wholesale || (change.dir && !change.deleted && holders.has(change.path))) continue;
+    if (rules.some((r) => r.effects?.has("write") && (r.path?.test(path) ?? true))) continue;
     const decision = await decide(policy, request, options, 1);
     if (decision.decision === "allow") continue;
     const label = decision.rule ?? "default";
@@ -390,7 +394,7 @@ export async function judgeChanges(
     refused.push(
       label === "default"
         ? `${what}, and no rule allows writing there`
-        : `${what}: ${decision.reason ?? "denied"}`,
+        : `${what}: ${decision.reason ?? "denied"} (rule ${label})`,
     );
     rule ??= label;
   }
@@ -433,8 +437,7 @@ export function createApprover(
     policy,
     approve: (request) => evaluate(policy, request, options),
     scope: (request, decision) => pathScope(policy, request, decision),
-    judgeChanges: (_request, verdict, changes) =>
-      judgeChanges(policy, verdict, changes, options),
+    judgeChanges: (_request, verdict, changes) => judgeChanges(policy, verdict, changes, options),
   };
 }
 

@@ -37,6 +37,11 @@ export interface AuditEvent {
   readonly "session_id"?: string;
   /** Who made the call: cli, model, mcp. */
   readonly source?: string;
+  /**
+   * What a bash call under the overlay changed (tool.done, tool.error): `A`/`M`/`D`, a space,
+   * the path; applied on tool.done, refused or discarded on tool.error.
+   */
+  readonly changes?: readonly string[];
 }
 
 /** Where events go. */

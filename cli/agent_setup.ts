@@ -28,7 +28,14 @@ import type { Message, Provider } from "../providers/types.ts";
 import { createWorkerHost, resolveReal, type WorkerHost } from "../tools/hosting.ts";
 import { type Config, defaultConfigPath, loadConfig } from "./config.ts";
 import { UsageError } from "./errors.ts";
-import { checkGrants, describeLayers, grantsFor, type Layers, mayRun } from "./layers.ts";
+import {
+  checkGrants,
+  describeLayers,
+  grantsFor,
+  type Layers,
+  mayRun,
+  observedBy,
+} from "./layers.ts";
 import { createLogger, type LogFlags, type Logger } from "./log.ts";
 import { type GlobalFlags, type LimitFlags, toolContextFrom } from "./options.ts";
 import { checkToolNames, type PolicyCommand, type PolicyFlags, resolvePolicy } from "./policy.ts";
@@ -227,7 +234,7 @@ export async function openAgent(
   const provider = providerFrom(config, flags);
   const context = await toolContextFrom(flags, config, mayRun(policy, "bash"));
   const grants = grantsFor(policy, context.workspace, context.sandbox);
-  checkGrants(policy, grants);
+  checkGrants(policy, grants, context.sandbox);
   const store = openSessionStore(sessionsPath(config));
   let host: WorkerHost | undefined;
   let sources: McpSources | undefined;
@@ -278,7 +285,9 @@ export async function openAgent(
         resolvePath: resolveReal,
         workspace: context.workspace,
         protectedPaths: config.protectedPaths,
+        observed: context.sandbox?.overlay !== undefined,
       }),
+      ...observedBy(context.sandbox),
       audit: auditTo(join(config.stateDir, "audit.jsonl"), secrets, log),
       source: "model",
       sessionId,

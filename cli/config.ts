@@ -73,6 +73,7 @@ function buildSchema({ z }: ZodModule) {
         timeout: duration.optional(),
         max_output_bytes: count.optional(),
         sandbox: z.enum(["auto", "bwrap", "none"]).optional(),
+        overlay: z.enum(["auto", "off"]).optional(),
         network: z.boolean().optional(),
         max_processes: count.optional(),
         hide: stringList.optional(),

@@ -133,6 +133,13 @@ export const KEY_DOCS: Readonly<Record<string, KeyDoc>> = {
     text: "`auto` uses bubblewrap when it works, `bwrap` requires it (start-up fails " +
       "without), `none` runs `/bin/sh` directly.",
   },
+  "tools.bash.overlay": {
+    default: "`auto`",
+    text: "`auto` runs each sandboxed command over an overlay of the roots when the kernel " +
+      "allows it in a user namespace: its changes are judged by what it really changed and " +
+      "reach the workspace only then. `off` binds the roots read-write (changes are " +
+      "predicted from the command line; undo scans the workspace).",
+  },
   "tools.bash.network": {
     default: "`false`",
     text: "Whether sandboxed commands get the network.",

@@ -75,7 +75,9 @@ export function grantsFor(
     run: mayRun(policy, "bash"),
     ...(sandbox === undefined ? {} : { sandbox }),
   });
-  const narrowed = write ? writeRoots(policy, workspace) : undefined;
+  // bash under the overlay applies its judged changes from the worker: it keeps the roots.
+  const observed = sandbox?.overlay !== undefined && mayRun(policy, "bash");
+  const narrowed = write && !observed ? writeRoots(policy, workspace) : undefined;
   return narrowed === undefined ? base : { ...base, write: narrowed };
 }
 
@@ -83,12 +85,20 @@ export function grantsFor(
  * Throws when `grants` hold a capability the policy never allows: the layers must agree,
  * and a worker wider than its policy must not start.
  */
-export function checkGrants(policy: Policy, grants: WorkerPermissions): void {
+export function checkGrants(
+  policy: Policy,
+  grants: WorkerPermissions,
+  sandbox?: Sandbox,
+): void {
   const problems: string[] = [];
   if (grants.run.length > 0 && !mayRun(policy, "bash")) {
     problems.push(`run is granted (${grants.run.join(", ")}) but the policy never allows bash`);
   }
-  if (grants.write.length > 0 && !mayRun(policy, "write") && !mayRun(policy, "edit")) {
+  const bashApplies = sandbox?.overlay !== undefined && mayRun(policy, "bash");
+  if (
+    grants.write.length > 0 && !mayRun(policy, "write") && !mayRun(policy, "edit") &&
+    !bashApplies
+  ) {
     problems.push("write is granted but the policy never allows write or edit");
   }
   if (grants.net !== false) problems.push("the tool worker must not have network access");
@@ -161,4 +171,9 @@ export function layersLine(layers: Layers): string {
   const walls = (layers as unknown as Record<symbol, string | undefined>)[WALLS];
   return `rousseau: approver=${layers.approver} · confinement=${layers.confinement.join(",")} · ` +
     `worker=${worker} · sandbox=${layers.sandbox}${walls ? ` (${walls})` : ""} · net=${net}`;
+}
+
+/** The gate's `observed` tools: bash, when it runs under the overlay. */
+export function observedBy(sandbox: Sandbox | undefined): { observed?: ReadonlySet<string> } {
+  return sandbox?.overlay === undefined ? {} : { observed: new Set(["bash"]) };
 }

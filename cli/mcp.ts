@@ -29,7 +29,14 @@ import {
 } from "../tools/hosting.ts";
 import { type Config, loadConfig } from "./config.ts";
 import { EXIT } from "./errors.ts";
-import { checkGrants, describeLayers, grantsFor, layersLine, mayRun } from "./layers.ts";
+import {
+  checkGrants,
+  describeLayers,
+  grantsFor,
+  layersLine,
+  mayRun,
+  observedBy,
+} from "./layers.ts";
 import { createLogger, type LogFlags, type Logger } from "./log.ts";
 import { type GlobalFlags, type LimitFlags, toolContextFrom } from "./options.ts";
 import { checkToolNames, type PolicyFlags, resolvePolicy } from "./policy.ts";
@@ -69,7 +76,7 @@ export async function mcpCommand(flags: McpFlags, signal: AbortSignal): Promise<
   const policy = resolvePolicy("mcp", config.approver, flags);
   const context = await toolContextFrom(flags, config, mayRun(policy, "bash"));
   const grants = grantsFor(policy, context.workspace, context.sandbox);
-  checkGrants(policy, grants);
+  checkGrants(policy, grants, context.sandbox);
   const layers = describeLayers(policy, context.workspace, grants, context.sandbox);
   log.always(layersLine(layers).replace(/^rousseau: /, ""), { layers });
   await using host = await createWorkerHost({
@@ -90,7 +97,9 @@ export async function mcpCommand(flags: McpFlags, signal: AbortSignal): Promise<
       resolvePath: resolveReal,
       workspace: context.workspace,
       protectedPaths: config.protectedPaths,
+      observed: context.sandbox?.overlay !== undefined,
     }),
+    ...observedBy(context.sandbox),
     audit: createAuditFile(join(config.stateDir, "audit.jsonl"), { secrets }),
     source: "mcp",
   };

@@ -17,7 +17,7 @@ import {
 } from "../tools/hosting.ts";
 import type { Config } from "./config.ts";
 import { UsageError } from "./errors.ts";
-import { resolveSandbox } from "./sandbox.ts";
+import { resolveSandbox, sandboxForRoots } from "./sandbox.ts";
 
 /** Flags every command accepts. */
 export interface GlobalFlags {
@@ -111,10 +111,14 @@ export async function toolContextFrom(
   sandboxed = true,
 ): Promise<Omit<ToolContext, "signal">> {
   const report = sandboxed ? await resolveSandbox(config) : undefined;
+  const workspace = await workspaceFrom(flags, config);
+  const sandbox = report?.sandbox === undefined
+    ? undefined
+    : sandboxForRoots(report.sandbox, workspace.roots).sandbox;
   return {
-    workspace: await workspaceFrom(flags, config),
+    workspace,
     limits: limitsFrom(flags, config.limits),
     env: scrubEnvironment(Deno.env.toObject(), config.envRemove),
-    ...(report?.sandbox === undefined ? {} : { sandbox: report.sandbox }),
+    ...(sandbox === undefined ? {} : { sandbox }),
   };
 }

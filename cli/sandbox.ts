@@ -9,11 +9,17 @@
 
 import { isAbsolute, join } from "node:path";
 import {
+  collectChanges,
   DEFAULT_BASH_MAX_PROCESSES,
   DEFAULT_HIDDEN,
   type HiddenPath,
+  overlayBaseProblem,
+  type OverlaySetup,
+  prepareOverlay,
+  removeTree,
   type Sandbox,
   sandboxArgs,
+  setupProblem,
 } from "../tools/hosting.ts";
 import type { Config } from "./config.ts";
 import { UsageError } from "./errors.ts";
@@ -29,6 +35,8 @@ export interface SandboxReport {
   readonly summary: string;
   /** Why there is no process limit, when there is none. */
   readonly pidsProblem?: string;
+  /** Under bwrap: why bash's changes are not observed through an overlay, when they are not. */
+  readonly overlayProblem?: string;
   /**
    * Unsandboxed only: why rousseau's environment (the provider key) is still readable by a
    * command running as the same user; undefined when it is not (non-dumpable).
@@ -39,7 +47,7 @@ export interface SandboxReport {
 /** The part of the config the sandbox depends on. */
 export type SandboxConfig =
   & Pick<Config, "values">
-  & Partial<Pick<Config, "protectedPaths">>;
+  & Partial<Pick<Config, "protectedPaths" | "stateDir">>;
 
 function findOnPath(name: string, path: string): string | undefined {
   for (const dir of path.split(":")) {
@@ -255,6 +263,110 @@ function unsandboxed(mode: SandboxReport["mode"], summary: string): SandboxRepor
   };
 }
 
+/** `<pid>.<start time>`: names this process's scratch directories, and no later process's. */
+function processTag(pid: number): string | undefined {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    // The fields after the command name, which is in parentheses and may hold anything.
+    const start = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+    return start === undefined ? undefined : `${pid}.${start}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Removes the scratch directories of processes that are gone (a crash, a kill -9). */
+function cleanStaleScratch(base: string): void {
+  let entries: Deno.DirEntry[];
+  try {
+    entries = [...Deno.readDirSync(base)];
+  } catch {
+    return;
+  }
+  const alive = new Map<string, boolean>();
+  for (const entry of entries) {
+    const [pid, start] = entry.name.split(".");
+    const tag = `${pid}.${start}`;
+    if (!alive.has(tag)) alive.set(tag, processTag(Number(pid)) === tag);
+    if (!alive.get(tag)) removeTree(join(base, entry.name));
+  }
+}
+
+/**
+ * Whether commands can run over overlays of the roots here: unshare(1) and mount(8) are
+ * found, and one trial command in `sandbox` over an overlay of a scratch tree makes a file, a
+ * directory and a deletion that are then read back exactly. The set-up or why it failed.
+ */
+async function probeOverlay(
+  sandbox: Sandbox,
+  base: string,
+  env: Readonly<Record<string, string>>,
+): Promise<{ overlay: OverlaySetup } | { problem: string }> {
+  const path = `${env.PATH ?? "/usr/bin:/bin"}:/usr/bin:/bin:/usr/sbin:/sbin`;
+  const unshare = findOnPath("unshare", path);
+  const mount = findOnPath("mount", path);
+  if (unshare === undefined || mount === undefined) {
+    return {
+      problem: `${unshare === undefined ? "unshare" : "mount"} (util-linux) is not installed`,
+    };
+  }
+  const baseProblem = overlayBaseProblem(base);
+  if (baseProblem !== undefined) return { problem: baseProblem };
+  const owner = processTag(Deno.pid);
+  if (owner === undefined) return { problem: "/proc/self/stat cannot be read" };
+  let lower: string | undefined;
+  let scratch: string | undefined;
+  try {
+    await Deno.mkdir(base, { recursive: true, mode: 0o700 });
+    cleanStaleScratch(base);
+    const overlay: OverlaySetup = { unshare, mount, base, owner };
+    lower = await Deno.makeTempDir({ prefix: "rousseau-overlay-probe-" });
+    await Deno.writeTextFile(join(lower, "gone"), "x");
+    const prepared = prepareOverlay(overlay, [lower]);
+    scratch = prepared.dir;
+    const args = prepared.argv(
+      sandbox.bwrap,
+      sandboxArgs(sandbox, [lower], lower, [
+        "/bin/sh",
+        "-c",
+        "rm gone && mkdir made && : > made/new",
+      ]),
+    );
+    const out = await new Deno.Command(unshare, {
+      args,
+      cwd: lower,
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+      clearEnv: true,
+      env: { PATH: "/usr/bin:/bin:/usr/sbin:/sbin" },
+    }).output();
+    const problem = setupProblem(prepared);
+    if (problem !== undefined) return { problem: `overlayfs cannot be mounted here: ${problem}` };
+    if (!out.success) {
+      const text = new TextDecoder().decode(out.stderr).trim().split("\n").at(-1);
+      return { problem: `the trial command failed under the overlay${text ? `: ${text}` : ""}` };
+    }
+    const seen = collectChanges(prepared).changes.map((c) =>
+      `${c.status} ${c.path.slice(lower!.length)}`
+    );
+    if (
+      seen.join(",") !== "D /gone,A /made,A /made/new" ||
+      await Deno.readTextFile(join(lower, "gone")) !== "x"
+    ) {
+      return {
+        problem: `the trial command's changes were not read back exactly (${seen.join(", ")})`,
+      };
+    }
+    return { overlay };
+  } catch (error) {
+    return { problem: (error as Error).message };
+  } finally {
+    if (scratch !== undefined) removeTree(scratch);
+    if (lower !== undefined) removeTree(lower);
+  }
+}
+
 /** Resolves the sandbox; throws a `UsageError` when bwrap is required but cannot run. */
 export async function resolveSandbox(
   config: SandboxConfig,
@@ -287,14 +399,63 @@ export async function resolveSandbox(
     disableUserns: found.disableUserns,
     ...(pids === undefined ? {} : { pids }),
   };
+  const overlayMode = config.values.tools?.bash?.overlay ?? "auto";
+  const probed = overlayMode === "off"
+    ? { problem: "tools.bash.overlay: off" }
+    : config.stateDir === undefined
+    ? { problem: "no state directory to hold the upper layers" }
+    : await probeOverlay(sandbox, join(config.stateDir, "overlay"), env);
+  const overlay = "overlay" in probed ? probed.overlay : undefined;
   return {
     mode,
-    sandbox,
-    summary: `bwrap (${bwrap}; network ${
-      network ? "on" : "off"
-    }; ${sandbox.hide.length} paths hidden)`,
+    sandbox: overlay === undefined ? sandbox : { ...sandbox, overlay },
+    summary: `bwrap (${bwrap}; network ${network ? "on" : "off"}; ${sandbox.hide.length} ` +
+      `paths hidden; ${overlay === undefined ? "changes predicted" : "changes observed"})`,
     ...(problem === undefined ? {} : { pidsProblem: problem }),
+    ...("problem" in probed ? { overlayProblem: probed.problem } : {}),
   };
+}
+
+/**
+ * The sandbox for `roots`: the overlay is left out (with the reason) when it cannot stand in
+ * for them: a filesystem mounted below a root (an overlay of the root would not show it), or
+ * the scratch directory and a root inside one another.
+ */
+export function sandboxForRoots(
+  sandbox: Sandbox,
+  roots: readonly string[],
+): { sandbox: Sandbox; overlayProblem?: string } {
+  const overlay = sandbox.overlay;
+  if (overlay === undefined) return { sandbox };
+  const nested = roots.find((root) => under(overlay.base, root) || under(root, overlay.base));
+  let problem = nested === undefined
+    ? undefined
+    : `the state directory and the root ${nested} lie inside one another`;
+  if (problem === undefined) {
+    const mounted = mountPointsBelow(roots);
+    if (mounted !== undefined) problem = `${mounted} is a mount point inside a root`;
+  }
+  if (problem === undefined) return { sandbox };
+  const { overlay: _, ...rest } = sandbox;
+  return { sandbox: rest, overlayProblem: problem };
+}
+
+/** The first mount point strictly inside one of `roots` (from /proc/self/mountinfo). */
+function mountPointsBelow(roots: readonly string[]): string | undefined {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync("/proc/self/mountinfo");
+  } catch {
+    return undefined;
+  }
+  for (const line of text.split("\n")) {
+    const field = line.split(" ")[4];
+    if (field === undefined) continue;
+    // mountinfo writes space, tab, newline and backslash as octal escapes.
+    const point = field.replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8)));
+    if (roots.some((root) => point !== root && under(point, root))) return point;
+  }
+  return undefined;
 }
 
 /** What a trial command inside the sandbox found: the walls as the command sees them. */

@@ -24,6 +24,7 @@ import { takeEarlyWorker } from "./early_worker.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import { guarded } from "./guard.ts";
 import type { ToolCall } from "./tool_args.ts";
+import { observedBy } from "./layers.ts";
 import { type GlobalFlags, type LimitFlags, toolContextFrom } from "./options.ts";
 import { createLineReader, useColor, writeStderr, writeStdout } from "./output.ts";
 import { checkToolNames, type PolicyFlags, resolvePolicy } from "./policy.ts";
@@ -150,7 +151,9 @@ async function callWith(
           resolvePath: resolveReal,
           workspace: context.workspace,
           protectedPaths: config.protectedPaths,
+          observed: context.sandbox?.overlay !== undefined,
         }),
+        ...observedBy(context.sandbox),
         audit: createAuditFile(join(config.stateDir, "audit.jsonl"), {
           secrets: Object.entries(Deno.env.toObject())
             .filter(([key]) => !(key in context.env)).map(([, value]) => value),

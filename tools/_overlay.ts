@@ -63,7 +63,7 @@ export interface ObservedChange {
   readonly size?: number;
   /** The link's target after the command (symlinks). */
   readonly target?: string;
-  /** Where the new content waits until the change set is applied (files). */
+  /** Where the new content waits until the change set is applied (files and links). */
   readonly upper?: string;
   /** What stood there before when the kind changed (a file replaced by a directory). */
   readonly replaces?: "file" | "dir" | "symlink" | "other";
@@ -84,6 +84,8 @@ export interface ChangeSet {
 /** One command's scratch directory and the argv that runs it over the overlays. */
 export interface PreparedOverlay {
   readonly dir: string;
+  /** unshare(1), which also runs `ln -s` when a link cannot be renamed into place. */
+  readonly unshare: string;
   readonly roots: readonly string[];
   /** ctime (ms) of a file made just before the command: later ctimes in the roots are others'. */
   readonly stamp: number;
@@ -104,7 +106,8 @@ shift 3
 i=0
 for r; do
   [ "$i" -lt "$n" ] || break
-  "$m" --bind -o ro -- "$r" "$d/$i/l" 2>>"$d/error" &&
+  ln -s -- "$r" "$d/$i/v" 2>>"$d/error" &&
+    "$m" --bind -o ro -- "$r" "$d/$i/l" 2>>"$d/error" &&
     "$m" -t overlay overlay -o "lowerdir=$d/$i/l,upperdir=$d/$i/u,workdir=$d/$i/w,userxattr" -- "$r" 2>>"$d/error" ||
     exit 125
   i=$((i + 1))
@@ -142,8 +145,9 @@ let sequence = 0;
 
 /**
  * Makes the scratch directory of one command: per root an upper layer `u` (with the root's
- * mode: the merged root takes it), a work directory `w`, a mount point `l` for the lower
- * layer and a link `v` to the root (the merged view, inside the namespace). Throws with the
+ * mode: the merged root takes it), a work directory `w` and a mount point `l` for the lower
+ * layer; the shell adds a link `v` to the root (the merged view, inside the namespace: Deno
+ * makes symbolic links only with unscoped permissions). Throws with the
  * reason when the scratch directory cannot be made.
  */
 export function prepareOverlay(setup: OverlaySetup, roots: readonly string[]): PreparedOverlay {
@@ -158,7 +162,6 @@ export function prepareOverlay(setup: OverlaySetup, roots: readonly string[]): P
       Deno.chmodSync(join(at, "u"), (Deno.statSync(root).mode ?? 0o755) & 0o7777);
       Deno.mkdirSync(join(at, "w"), { mode: 0o700 });
       Deno.mkdirSync(join(at, "l"), { mode: 0o700 });
-      Deno.symlinkSync(root, join(at, "v"));
     });
     Deno.writeFileSync(join(dir, "stamp"), new Uint8Array());
   } catch (error) {
@@ -168,6 +171,7 @@ export function prepareOverlay(setup: OverlaySetup, roots: readonly string[]): P
   const stamp = Deno.lstatSync(join(dir, "stamp")).ctime?.getTime() ?? Date.now();
   return {
     dir,
+    unshare: setup.unshare,
     roots,
     stamp,
     argv: (bwrap, bwrapArgs) => [
@@ -366,7 +370,14 @@ export function collectChanges(prepared: PreparedOverlay): ChangeSet {
         } else if (info.isSymlink) {
           const target = Deno.readLinkSync(from);
           if (before !== "symlink" || Deno.readLinkSync(path) !== target) {
-            changes.push({ path, status, kind: "symlink", target, ...(replaces ? { replaces } : {}) });
+            changes.push({
+              path,
+              status,
+              kind: "symlink",
+              target,
+              upper: from,
+              ...(replaces ? { replaces } : {}),
+            });
           }
         } else {
           skipped.push({ path, what: special(info) });
@@ -447,6 +458,33 @@ function copyFile(from: string, to: string, mode: number): void {
   }
 }
 
+/**
+ * Puts the command's symbolic link at `temp`: renamed from the upper layer (a link there is
+ * always new: links cannot be changed in place), or, across filesystems, made by `ln -s`
+ * run through unshare(1) (the worker's one program: Deno makes links only with unscoped
+ * permissions).
+ */
+function placeLink(unshare: string, change: ObservedChange, temp: string): void {
+  try {
+    Deno.renameSync(change.upper!, temp);
+    return;
+  } catch (error) {
+    if ((error as { code?: string }).code !== "EXDEV") throw error;
+  }
+  const out = new Deno.Command(unshare, {
+    args: ["--", "/bin/ln", "-s", "--", change.target!, temp],
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+    clearEnv: true,
+  }).outputSync();
+  if (!out.success) {
+    throw new ApplyError(
+      `${change.path}: the link could not be made: ${new TextDecoder().decode(out.stderr).trim()}`,
+    );
+  }
+}
+
 /** The parent must be the directory its spelling names: no link swapped in along the way. */
 function checkParent(path: string): void {
   const parent = dirname(path);
@@ -497,13 +535,14 @@ export function applyChanges(
     checkParent(change.path);
     const temp = tempBeside(change.path);
     if (change.kind === "symlink") {
-      Deno.symlinkSync(change.target!, temp);
+      placeLink(prepared.unshare, change, temp);
     } else {
       const info = Deno.lstatSync(change.upper!);
       const mode = change.mode! & 0o1777;
-      const linked = info.nlink > 1 ? byInode.get(info.ino ?? 0) : undefined;
+      const links = info.nlink ?? 1;
+      const linked = links > 1 ? byInode.get(info.ino ?? 0) : undefined;
       if (linked !== undefined) Deno.linkSync(linked, temp);
-      else if (change.status === "A" && info.nlink === 1) {
+      else if (change.status === "A" && links === 1) {
         try {
           Deno.renameSync(change.upper!, temp);
           Deno.chmodSync(temp, mode);
@@ -512,7 +551,7 @@ export function applyChanges(
           copyFile(change.upper!, temp, mode);
         }
       } else copyFile(change.upper!, temp, mode);
-      if (info.nlink > 1 && linked === undefined) byInode.set(info.ino ?? 0, temp);
+      if (links > 1 && linked === undefined) byInode.set(info.ino ?? 0, temp);
       if (change.status === "M" && change.replaces === undefined) {
         const old = Deno.lstatSync(change.path);
         try {
@@ -554,13 +593,12 @@ export function applyChanges(
   try {
     for (const change of set.changes) {
       checkParent(change.path);
-      if (change.status === "D" || change.replaces !== undefined) {
-        if (change.kind === "dir" || change.replaces === "dir") {
-          Deno.removeSync(change.path, { recursive: true });
-        } else if (change.status === "D" || change.kind === "dir") {
-          Deno.removeSync(change.path);
-        }
-      }
+      // What stood there goes first when it is deleted, or when a rename cannot replace it
+      // (a directory, or anything a directory takes the place of).
+      const old = change.status === "D" ? change.kind : change.replaces;
+      if (old === "dir" || (old !== undefined && change.kind === "dir")) {
+        Deno.removeSync(change.path, { recursive: true });
+      } else if (change.status === "D") Deno.removeSync(change.path);
       if (change.kind === "dir" && change.status !== "D") {
         if (!made.includes(change.path)) {
           if (change.replaces !== undefined) Deno.mkdirSync(change.path, { mode: 0o700 });

@@ -21,8 +21,8 @@ import { parseFields, requireNonEmpty } from "./_input.ts";
 import { HeadTail } from "./_truncate.ts";
 import { CGROUP_PROCS, type Sandbox, sandboxArgs } from "./_sandbox.ts";
 import {
-  ApplyError,
   applyChanges,
+  ApplyError,
   type ChangeSet,
   collectChanges,
   type PreparedOverlay,
@@ -325,7 +325,10 @@ async function settleOverlay(
     new ToolError(NAME, withLine(text, `${NAME}: the command's changes were not applied: ${why}`));
   const problem = setupProblem(prepared);
   if (problem !== undefined) {
-    throw new ToolError(NAME, withLine(text, `${NAME}: the overlay could not be set up: ${problem}`));
+    throw new ToolError(
+      NAME,
+      withLine(text, `${NAME}: the overlay could not be set up: ${problem}`),
+    );
   }
   let set: ChangeSet;
   try {
@@ -335,7 +338,9 @@ async function settleOverlay(
   }
   const note = set.skipped.length === 0
     ? undefined
-    : `${NAME}: not applied (only files, directories and symbolic links are): ${listed(set.skipped)}`;
+    : `${NAME}: not applied (only files, directories and symbolic links are): ${
+      listed(set.skipped)
+    }`;
   if (set.changes.length === 0) return note;
   const verdict = await (context.settleChanges?.(set) ?? Promise.resolve({ apply: true as const }));
   context.signal.throwIfAborted();
@@ -366,9 +371,7 @@ async function runShell(
   const child = new Deno.Command(
     prepared ? sandbox!.overlay!.unshare : sandbox?.bwrap ?? SHELL,
     {
-      args: prepared
-        ? prepared.argv(sandbox!.bwrap, bwrapArgs!)
-        : bwrapArgs ?? shell.slice(1),
+      args: prepared ? prepared.argv(sandbox!.bwrap, bwrapArgs!) : bwrapArgs ?? shell.slice(1),
       cwd,
       stdin: "null",
       stdout: "piped",

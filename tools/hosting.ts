@@ -19,6 +19,16 @@ export { scrubEnvironment } from "./_env.ts";
 export { formatDuration, parseDuration } from "./_duration.ts";
 export * from "./limits.ts";
 export {
+  type ChangeSet,
+  collectChanges,
+  type ObservedChange,
+  overlayBaseProblem,
+  type OverlaySetup,
+  prepareOverlay,
+  removeTree,
+  setupProblem,
+} from "./_overlay.ts";
+export {
   createWorkerHost,
   type WorkerHost,
   type WorkerHostOptions,

@@ -30,16 +30,26 @@ export interface WorkerPermissions {
 /**
  * The worker's grants for `workspace`: read on its roots (and `/proc/self/fd`, for the
  * open checks), write on its roots, run on `/bin/sh` — or on bwrap only, when bash is
- * sandboxed — and nothing else.
+ * sandboxed, or on unshare(1) only (plus read and write on the scratch directory) when it
+ * runs under the overlay — and nothing else.
  */
 export function derivePermissions(
   workspace: Pick<Workspace, "roots">,
   options: { write?: boolean; run?: boolean; sandbox?: Sandbox } = {},
 ): WorkerPermissions {
+  // Under the overlay the worker itself makes the upper layers, reads them and applies what
+  // was judged: it needs the scratch directory, unshare(1), and write on the roots.
+  const overlay = options.run === false ? undefined : options.sandbox?.overlay;
+  const scratch = overlay === undefined ? [] : [overlay.base];
+  const write = options.write === false && overlay === undefined ? [] : [...workspace.roots];
   return {
-    read: [...workspace.roots, "/proc/self/fd"],
-    write: options.write === false ? [] : [...workspace.roots],
-    run: options.run === false ? [] : [options.sandbox?.bwrap ?? "/bin/sh"],
+    read: [...workspace.roots, ...scratch, "/proc/self/fd"],
+    write: [...write, ...scratch],
+    run: options.run === false
+      ? []
+      : overlay !== undefined
+      ? [overlay.unshare]
+      : [options.sandbox?.bwrap ?? "/bin/sh"],
     net: false,
     env: false,
     ffi: false,
