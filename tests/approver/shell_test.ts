@@ -671,7 +671,9 @@ Deno.test("splitCommands agrees with dash: every program dash runs is listed, wi
     const bin = await writeStubs(
       dir,
       STUBS,
-      `{ printf '%s\\037' "\${0##*/}" "$@"; printf '\\036'; } >>"$STUB_LOG"`,
+      // One write per record: the programs of a pipeline run at once, and records written
+      // field by field would interleave.
+      `r=$(printf '%s\\037' "\${0##*/}" "$@"; printf '\\036'); printf '%s' "$r" >>"$STUB_LOG"`,
     );
     const lines = [...DASH.map(([, line]) => line), ...DIFFERENTIAL].filter((line) =>
       !BACKGROUND.test(line)
