@@ -6,7 +6,7 @@
  */
 
 import type { Policy, Rule } from "../approver/mod.ts";
-import type { WorkerPermissions } from "../tools/hosting.ts";
+import type { Sandbox, WorkerPermissions } from "../tools/hosting.ts";
 import { connectMcpServers } from "../agent/mcp_sources.ts";
 import { checkGrants, grantsFor, mayRun } from "./layers.ts";
 import { type ProviderFlags, providerFrom, providerSettings } from "./provider.ts";
@@ -16,7 +16,7 @@ import { EXIT } from "./errors.ts";
 import { type GlobalFlags, workspaceFrom } from "./options.ts";
 import { writeStdout } from "./output.ts";
 import { type PolicyFlags, resolvePolicy } from "./policy.ts";
-import { probeSandbox, resolveSandbox, type SandboxReport } from "./sandbox.ts";
+import { probeSandbox, resolveSandbox, sandboxForRoots, type SandboxReport } from "./sandbox.ts";
 import { contextChecks } from "./context_doctor.ts";
 import { reachProvider } from "./reach.ts";
 
@@ -158,7 +158,25 @@ async function wallChecks(report: SandboxReport, roots: readonly string[]): Prom
           ? "network on: abstract unix sockets and 127.0.0.1 of the host are reachable"
           : "network off: abstract unix sockets and 127.0.0.1 unreachable"),
   });
+  checks.push(changesCheck(report, sandbox, roots));
   return checks;
+}
+
+/** How bash's file changes reach the workspace: observed through the overlay, or predicted. */
+function changesCheck(report: SandboxReport, sandbox: Sandbox, roots: readonly string[]): Check {
+  const fitted = sandboxForRoots(sandbox, roots);
+  const overlay = fitted.sandbox.overlay;
+  const why = fitted.overlayProblem ?? report.overlayProblem;
+  return {
+    ok: true,
+    ...(overlay === undefined ? { warn: true } : {}),
+    name: "bash changes",
+    detail: overlay !== undefined
+      ? `observed: each command runs over an overlay of the roots (upper layers in ` +
+        `${overlay.base}); what it changed is judged as writes and kept for undo before it lands`
+      : `predicted from the command line, the roots bound read-write (no overlay: ${why}); ` +
+        "undo scans the workspace around each call",
+  };
 }
 
 function isSocket(path: string): boolean {
@@ -245,8 +263,11 @@ export async function doctorCommand(flags: DoctorFlags): Promise<number> {
         checks.push(
           await attempt(`layers ${command}`, () => {
             const policy = resolvePolicy(command, config.approver, flags);
-            const grants = grantsFor(policy, ws, report?.sandbox);
-            checkGrants(policy, grants);
+            const sandbox = report?.sandbox === undefined
+              ? undefined
+              : sandboxForRoots(report.sandbox, ws.roots).sandbox;
+            const grants = grantsFor(policy, ws, sandbox);
+            checkGrants(policy, grants, sandbox);
             const tools = TOOLS.map((tool) => `${tool}=${standing(policy, tool)}`).join(" ");
             return Promise.resolve(`policy ${tools} → worker ${grantsText(grants)}`);
           }),

@@ -110,8 +110,8 @@ export function checkGrants(
 }
 
 /**
- * What the sandbox does and does not hold, for the header: under bwrap, the capabilities and
- * the process limit; without it, what an unconfined command can still do.
+ * What the sandbox does and does not hold, for the header: under bwrap, the capabilities,
+ * the process limit and whether file changes are observed (overlay) or predicted; without it, what an unconfined command can still do.
  */
 export function sandboxWalls(sandbox: Sandbox | undefined): string {
   if (sandbox === undefined) {
@@ -121,7 +121,9 @@ export function sandboxWalls(sandbox: Sandbox | undefined): string {
   const pids = sandbox.pids === undefined
     ? "processes unlimited: no pids cgroup, see doctor"
     : `processes≤${sandbox.pids.max}`;
-  return `no capabilities, ${pids}`;
+  // How bash's file changes reach the roots: observed through the overlay, or predicted.
+  const changes = sandbox.overlay === undefined ? "changes predicted" : "changes observed";
+  return `no capabilities, ${pids}, ${changes}`;
 }
 
 const WALLS = Symbol("walls");

@@ -303,13 +303,10 @@ async function probeOverlay(
   env: Readonly<Record<string, string>>,
 ): Promise<{ overlay: OverlaySetup } | { problem: string }> {
   const path = `${env.PATH ?? "/usr/bin:/bin"}:/usr/bin:/bin:/usr/sbin:/sbin`;
-  const unshare = findOnPath("unshare", path);
-  const mount = findOnPath("mount", path);
-  if (unshare === undefined || mount === undefined) {
-    return {
-      problem: `${unshare === undefined ? "unshare" : "mount"} (util-linux) is not installed`,
-    };
-  }
+  const found = ["setpriv", "unshare", "mount"].map((name) => [name, findOnPath(name, path)]);
+  const missing = found.find(([, at]) => at === undefined);
+  if (missing !== undefined) return { problem: `${missing[0]} (util-linux) is not installed` };
+  const [setpriv, unshare, mount] = found.map(([, at]) => at!) as [string, string, string];
   const baseProblem = overlayBaseProblem(base);
   if (baseProblem !== undefined) return { problem: baseProblem };
   const owner = processTag(Deno.pid);
@@ -319,7 +316,7 @@ async function probeOverlay(
   try {
     await Deno.mkdir(base, { recursive: true, mode: 0o700 });
     cleanStaleScratch(base);
-    const overlay: OverlaySetup = { unshare, mount, base, owner };
+    const overlay: OverlaySetup = { setpriv, unshare, mount, base, owner };
     lower = await Deno.makeTempDir({ prefix: "rousseau-overlay-probe-" });
     await Deno.writeTextFile(join(lower, "gone"), "x");
     const prepared = prepareOverlay(overlay, [lower]);
@@ -332,7 +329,7 @@ async function probeOverlay(
         "rm gone && mkdir made && : > made/new",
       ]),
     );
-    const out = await new Deno.Command(unshare, {
+    const out = await new Deno.Command(prepared.program, {
       args,
       cwd: lower,
       stdin: "null",

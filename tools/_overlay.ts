@@ -6,7 +6,7 @@
  * change set, judged by the caller, and applied to the real roots — or discarded.
  *
  * The mounts are made by `/bin/sh` in a user and mount namespace of its own
- * (`unshare --user --map-root-user --mount`), which then starts bwrap with the usual
+ * (`setpriv --pdeathsig KILL -- unshare --user --map-root-user --mount`), which then starts bwrap with the usual
  * arguments: the overlay sits on the root's own path, so every bind, mask and hidden path of
  * the sandbox applies to it unchanged. When bwrap returns, its PID namespace is gone (nothing
  * the command started is alive); the same shell then lists, for every directory of the upper
@@ -36,6 +36,12 @@ import type { Workspace } from "./types.ts";
 
 /** What the overlay needs; present on the sandbox when overlays work here. */
 export interface OverlaySetup {
+  /**
+   * Absolute path of `setpriv(1)` (util-linux): it starts unshare with a parent-death signal,
+   * so that the shell holding the mounts (and with it bwrap, `--die-with-parent`) dies with
+   * rousseau even when rousseau is killed outright.
+   */
+  readonly setpriv: string;
   /** Absolute path of `unshare(1)` (util-linux). */
   readonly unshare: string;
   /** Absolute path of `mount(8)` (util-linux). */
@@ -84,12 +90,12 @@ export interface ChangeSet {
 /** One command's scratch directory and the argv that runs it over the overlays. */
 export interface PreparedOverlay {
   readonly dir: string;
-  /** unshare(1), which also runs `ln -s` when a link cannot be renamed into place. */
-  readonly unshare: string;
+  /** The program to start: setpriv(1), which also runs `ln -s` when a link cannot be renamed. */
+  readonly program: string;
   readonly roots: readonly string[];
   /** ctime (ms) of a file made just before the command: later ctimes in the roots are others'. */
   readonly stamp: number;
-  /** The argv that mounts the overlays, runs `bwrapArgv`, then lists deletions. */
+  /** The arguments of `program` that mount the overlays, run bwrap, then list deletions. */
   argv(bwrap: string, bwrapArgs: readonly string[]): string[];
 }
 
@@ -171,10 +177,14 @@ export function prepareOverlay(setup: OverlaySetup, roots: readonly string[]): P
   const stamp = Deno.lstatSync(join(dir, "stamp")).ctime?.getTime() ?? Date.now();
   return {
     dir,
-    unshare: setup.unshare,
+    program: setup.setpriv,
     roots,
     stamp,
     argv: (bwrap, bwrapArgs) => [
+      "--pdeathsig",
+      "KILL",
+      "--",
+      setup.unshare,
       "--user",
       "--map-root-user",
       "--mount",
@@ -461,18 +471,18 @@ function copyFile(from: string, to: string, mode: number): void {
 /**
  * Puts the command's symbolic link at `temp`: renamed from the upper layer (a link there is
  * always new: links cannot be changed in place), or, across filesystems, made by `ln -s`
- * run through unshare(1) (the worker's one program: Deno makes links only with unscoped
+ * run through setpriv(1) (the worker's one program: Deno makes links only with unscoped
  * permissions).
  */
-function placeLink(unshare: string, change: ObservedChange, temp: string): void {
+function placeLink(setpriv: string, change: ObservedChange, temp: string): void {
   try {
     Deno.renameSync(change.upper!, temp);
     return;
   } catch (error) {
     if ((error as { code?: string }).code !== "EXDEV") throw error;
   }
-  const out = new Deno.Command(unshare, {
-    args: ["--", "/bin/ln", "-s", "--", change.target!, temp],
+  const out = new Deno.Command(setpriv, {
+    args: ["--pdeathsig", "KILL", "--", "/bin/ln", "-s", "--", change.target!, temp],
     stdin: "null",
     stdout: "null",
     stderr: "piped",
@@ -535,7 +545,7 @@ export function applyChanges(
     checkParent(change.path);
     const temp = tempBeside(change.path);
     if (change.kind === "symlink") {
-      placeLink(prepared.unshare, change, temp);
+      placeLink(prepared.program, change, temp);
     } else {
       const info = Deno.lstatSync(change.upper!);
       const mode = change.mode! & 0o1777;

@@ -369,7 +369,7 @@ async function runShell(
   const shell = shellArgv(command, setsid, sandbox);
   const bwrapArgs = sandbox ? sandboxArgs(sandbox, workspace.roots, cwd, shell) : undefined;
   const child = new Deno.Command(
-    prepared ? sandbox!.overlay!.unshare : sandbox?.bwrap ?? SHELL,
+    prepared ? prepared.program : sandbox?.bwrap ?? SHELL,
     {
       args: prepared ? prepared.argv(sandbox!.bwrap, bwrapArgs!) : bwrapArgs ?? shell.slice(1),
       cwd,

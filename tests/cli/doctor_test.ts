@@ -27,6 +27,7 @@ Deno.test("doctor lists every layer and exits 0 when all checks pass", async () 
     "sandbox caps",
     "sandbox pids",
     "sandbox hide",
+    "bash changes",
     "layers run",
     "layers chat",
     "layers mcp",
@@ -50,9 +51,12 @@ Deno.test("doctor lists every layer and exits 0 when all checks pass", async () 
     run.stdout,
     new RegExp(
       `ok +layers chat +policy read=allow grep=allow write=ask edit=ask bash=ask → ` +
-        `worker read=${ws.root},/proc/self/fd write=${ws.root} run=\\S+\n`,
+        `worker read=${ws.root},(\\S+/overlay,)?/proc/self/fd write=${ws.root}(,\\S+/overlay)? ` +
+        `run=\\S+\n`,
     ),
   );
+  // On this machine (root, bwrap, overlayfs in a user namespace) bash's changes are observed.
+  assertMatch(run.stdout, /ok +bash changes +observed: each command runs over an overlay/);
   assertMatch(run.stdout, /no net, env, ffi, sys or import/);
 });
 

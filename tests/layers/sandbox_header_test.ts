@@ -20,11 +20,23 @@ Deno.test("header: the sandbox's walls, the process limit, or what an unconfined
   });
   assertStringIncludes(
     layersLine(limited),
-    " · sandbox=bwrap (no capabilities, processes≤512) · net=off",
+    " · sandbox=bwrap (no capabilities, processes≤512, changes predicted) · net=off",
+  );
+  const overlay = { setpriv: "/usr/bin/setpriv", unshare: "/usr/bin/unshare", mount: "/bin/mount" };
+  assertStringIncludes(
+    layersLine(
+      describeLayers(policy, workspace, null, {
+        ...sandbox,
+        overlay: { ...overlay, base: "/state/overlay", owner: "1.1" },
+      }),
+    ),
+    " · sandbox=bwrap (no capabilities, processes unlimited: no pids cgroup, see doctor, " +
+      "changes observed) · ",
   );
   assertStringIncludes(
     layersLine(describeLayers(policy, workspace, null, sandbox)),
-    " · sandbox=bwrap (no capabilities, processes unlimited: no pids cgroup, see doctor) · ",
+    " · sandbox=bwrap (no capabilities, processes unlimited: no pids cgroup, see doctor, " +
+      "changes predicted) · ",
   );
   assertStringIncludes(
     layersLine(describeLayers(policy, workspace, null, undefined)),
