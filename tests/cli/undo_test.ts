@@ -10,7 +10,7 @@
  * google-gemini/gemini-cli docs/cli/checkpointing.md).
  */
 
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { assert, assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
 import { runCli, spawnCli, TEST_HOME } from "../_helpers/cli.ts";
 import { type FakeServer, startFakeAnthropic, type Step } from "../_helpers/fake_providers.ts";
@@ -261,58 +261,129 @@ Deno.test("undo --turns 2 undoes two turns; one undo undoes the last only", asyn
   assertEquals(await tree(ws.root), original);
 });
 
-Deno.test("undo: a turn killed mid-way (SIGKILL) is still undoable for what it did", async () => {
-  await using ws = await workspace(true);
-  const before = await tree(ws.root);
-  const marker = `undo-killed-${crypto.randomUUID()}`;
-  await using server = startFakeAnthropic([
-    { tools: [{ name: "write", input: { path: ws.path("over.txt"), content: "replaced\n" } }] },
-    {
-      tools: [{
-        name: "bash",
-        input: { command: `rm secret.txt && echo half > half.txt && sleep 60 # ${marker}` },
-      }],
-    },
-    { text: "never reached" },
-  ]);
-  const child = spawnCli(
-    ["--workspace", ws.root, ...ALLOW, "run", "--output", "stream-json", "go"],
-    { env: env(server) },
-  );
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  const init = JSON.parse(((await reader.read()).value ?? "").split("\n")[0]!);
-  await waitForProcess(marker, 60_000);
-  // The command line shows up before its first commands ran: wait for what it does first.
-  for (
-    let i = 0;
-    i < 600 && !await Deno.stat(ws.path("half.txt")).then(() => true, () => false);
-    i++
-  ) {
+/** A config file turning the overlay off: bash binds the roots and undo scans (the fallback). */
+async function overlayOff(dir: string): Promise<string> {
+  const path = join(dir, "overlay-off.yaml");
+  await Deno.writeTextFile(path, 'tools:\n  bash:\n    overlay: "off"\n');
+  return path;
+}
+
+/** The scratch directories of bash calls under the overlay (in the test HOME's state dir). */
+async function scratchDirs(): Promise<string[]> {
+  const base = join(TEST_HOME, "data", "rousseau", "overlay");
+  const out: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(base)) out.push(join(base, entry.name));
+  } catch { /* none yet */ }
+  return out;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return await Deno.lstat(path).then(() => true, () => false);
+}
+
+/** Polls (100 ms steps, at most `tries`) until `ready` says true. */
+async function until(ready: () => Promise<boolean>, tries = 600): Promise<void> {
+  for (let i = 0; i < tries && !await ready(); i++) {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  child.kill("SIGKILL");
-  await child.status;
-  await reader.cancel();
-  await child.stderr.cancel();
-  // Without a sandbox nothing reaps a SIGKILLed parent's children: end the test's own
-  // command (found by its unique marker) by its process id.
+}
+
+/** The pids of processes whose command line holds `marker`. */
+async function processesWith(marker: string): Promise<string[]> {
   const found = await new Deno.Command("pgrep", { args: ["-f", marker], stdout: "piped" })
     .output();
-  for (const pid of new TextDecoder().decode(found.stdout).split("\n").filter(Boolean)) {
-    try {
-      Deno.kill(Number(pid), "SIGKILL");
-    } catch { /* already gone */ }
-  }
-  assertEquals(await Deno.readTextFile(ws.path("half.txt")), "half\n");
+  return new TextDecoder().decode(found.stdout).split("\n").filter(Boolean);
+}
 
-  const listed = await runCli(["undo", init.session_id, "--list"]);
-  assertEquals(listed.code, 0, listed.stderr);
-  assertStringIncludes(listed.stdout, `  deleted  ${ws.path("secret.txt")}\n`);
-  const out = await runCli(["undo", init.session_id, "--json"]);
-  assertEquals(out.code, 0, out.stderr);
-  assertEquals(JSON.parse(out.stdout).removed, [ws.path("half.txt")]);
-  assertEquals(await tree(ws.root), before);
-});
+for (const overlay of [false, true]) {
+  Deno.test(
+    `undo: a turn killed mid-way (SIGKILL) is still undoable for what it did (${
+      overlay
+        ? "overlay: the command's changes never land"
+        : "overlay off: the scan's pending marker"
+    })`,
+    async () => {
+      await using ws = await workspace(true);
+      const before = await tree(ws.root);
+      const marker = `undo-killed-${crypto.randomUUID()}`;
+      await using server = startFakeAnthropic([
+        { tools: [{ name: "write", input: { path: ws.path("over.txt"), content: "replaced\n" } }] },
+        {
+          tools: [{
+            name: "bash",
+            input: { command: `rm secret.txt && echo half > half.txt && sleep 60 # ${marker}` },
+          }],
+        },
+        { text: "never reached" },
+      ]);
+      const config = overlay ? [] : ["--config", await overlayOff(dirname(ws.root))];
+      const child = spawnCli(
+        [...config, "--workspace", ws.root, ...ALLOW, "run", "--output", "stream-json", "go"],
+        { env: env(server) },
+      );
+      const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+      const init = JSON.parse(((await reader.read()).value ?? "").split("\n")[0]!);
+      await waitForProcess(marker, 60_000);
+      // The command line shows up before its first commands ran: wait for what it does first
+      // (under the overlay, in the call's upper layer).
+      const written = async () => {
+        if (!overlay) return await exists(ws.path("half.txt"));
+        for (const dir of await scratchDirs()) {
+          if (await exists(join(dir, "0", "u", "half.txt"))) return true;
+        }
+        return false;
+      };
+      await until(written);
+      assert(await written(), "the command did not get to write half.txt");
+      child.kill("SIGKILL");
+      await child.status;
+      await reader.cancel();
+      await child.stderr.cancel();
+      if (overlay) {
+        // The namespace's shell has a parent-death signal and bwrap dies with it: nothing of
+        // the command outlives rousseau, and nothing of what it did reached the workspace.
+        await until(async () => (await processesWith(marker)).length === 0, 100);
+        assertEquals(await processesWith(marker), []);
+        assertEquals(await exists(ws.path("half.txt")), false);
+        assertEquals(await Deno.readTextFile(ws.path("secret.txt")), "private\n");
+      } else {
+        // Without the overlay's walls nothing reaps a SIGKILLed parent's children: end the
+        // test's own command (found by its unique marker) by its process id.
+        for (const pid of await processesWith(marker)) {
+          try {
+            Deno.kill(Number(pid), "SIGKILL");
+          } catch { /* already gone */ }
+        }
+        assertEquals(await Deno.readTextFile(ws.path("half.txt")), "half\n");
+      }
+
+      const listed = await runCli(["undo", init.session_id, "--list"]);
+      assertEquals(listed.code, 0, listed.stderr);
+      assertStringIncludes(listed.stdout, `  modified ${ws.path("over.txt")}\n`);
+      if (!overlay) assertStringIncludes(listed.stdout, `  deleted  ${ws.path("secret.txt")}\n`);
+      const out = await runCli(["undo", init.session_id, "--json"]);
+      assertEquals(out.code, 0, out.stderr);
+      assertEquals(JSON.parse(out.stdout).removed, overlay ? [] : [ws.path("half.txt")]);
+      assertEquals(await tree(ws.root), before);
+      if (overlay) {
+        // The killed call's scratch directory is removed by the next start that probes.
+        assert((await scratchDirs()).length > 0, "the killed call left no scratch directory");
+        const next = await runCli([
+          "--workspace",
+          ws.root,
+          "--allow",
+          "bash",
+          "tool",
+          "bash",
+          '{"command":"true"}',
+        ]);
+        assertEquals(next.code, 0, next.stderr);
+        assertEquals(await scratchDirs(), []);
+      }
+    },
+  );
+}
 
 Deno.test("undo: usage errors exit 2; an unknown session exits 1", async () => {
   const bad = await runCli(["undo", "--turns", "0"]);
