@@ -93,8 +93,12 @@ export interface PreparedOverlay {
   /** The program to start: setpriv(1), which also runs `ln -s` when a link cannot be renamed. */
   readonly program: string;
   readonly roots: readonly string[];
-  /** ctime (ms) of a file made just before the command: later ctimes in the roots are others'. */
-  readonly stamp: number;
+  /**
+   * The times of a file made just before the command: a path of the roots with a later
+   * mtime (ms) or ctime was changed by someone else meanwhile. Deno reports ctime in whole
+   * seconds, so a change of mode alone within the command's first second goes unseen.
+   */
+  readonly stamp: { readonly mtime: number; readonly ctime: number };
   /** The arguments of `program` that mount the overlays, run bwrap, then list deletions. */
   argv(bwrap: string, bwrapArgs: readonly string[]): string[];
 }
@@ -174,7 +178,11 @@ export function prepareOverlay(setup: OverlaySetup, roots: readonly string[]): P
     removeTree(dir);
     throw error;
   }
-  const stamp = Deno.lstatSync(join(dir, "stamp")).ctime?.getTime() ?? Date.now();
+  const made = Deno.lstatSync(join(dir, "stamp"));
+  const stamp = {
+    mtime: made.mtime?.getTime() ?? Date.now(),
+    ctime: made.ctime?.getTime() ?? Date.now(),
+  };
   return {
     dir,
     program: setup.setpriv,
@@ -418,7 +426,7 @@ function under(path: string, dir: string): boolean {
  * Paths of `set` that changed in the real workspace after the command started (someone else
  * wrote there meanwhile): applying would overwrite their change.
  */
-function conflicts(set: ChangeSet, stamp: number): string[] {
+function conflicts(set: ChangeSet, stamp: PreparedOverlay["stamp"]): string[] {
   const out: string[] = [];
   const created = set.changes.filter((c) => c.status === "A" && c.kind === "dir").map((c) =>
     c.path
@@ -429,7 +437,9 @@ function conflicts(set: ChangeSet, stamp: number): string[] {
     if (change.status === "A") {
       if (real !== null) out.push(`${change.path} (created meanwhile)`);
     } else if (real === null) out.push(`${change.path} (removed meanwhile)`);
-    else if ((real.ctime?.getTime() ?? 0) > stamp) out.push(`${change.path} (changed meanwhile)`);
+    else if (
+      (real.mtime?.getTime() ?? 0) > stamp.mtime || (real.ctime?.getTime() ?? 0) > stamp.ctime
+    ) out.push(`${change.path} (changed meanwhile)`);
   }
   return out;
 }
