@@ -415,8 +415,9 @@ export async function resolveSandbox(
 
 /**
  * The sandbox for `roots`: the overlay is left out (with the reason) when it cannot stand in
- * for them: a filesystem mounted below a root (an overlay of the root would not show it), or
- * the scratch directory and a root inside one another.
+ * for them: a filesystem mounted below a root (an overlay of the root would not show it), a
+ * root inside another (its writes would be seen by two overlays), or the scratch directory and
+ * a root inside one another.
  */
 export function sandboxForRoots(
   sandbox: Sandbox,
@@ -428,6 +429,10 @@ export function sandboxForRoots(
   let problem = nested === undefined
     ? undefined
     : `the state directory and the root ${nested} lie inside one another`;
+  const inner = roots.find((root) => roots.some((other) => other !== root && under(root, other)));
+  if (problem === undefined && inner !== undefined) {
+    problem = `the root ${inner} lies inside another root`;
+  }
   if (problem === undefined) {
     const mounted = mountPointsBelow(roots);
     if (mounted !== undefined) problem = `${mounted} is a mount point inside a root`;

@@ -554,3 +554,29 @@ Deno.test("overlay: a scratch directory left by a dead process is removed by the
   assertEquals(exists(live), true);
   await Deno.remove(live);
 });
+
+Deno.test("overlay: left out, with the reason, where an overlay of the roots cannot stand in for them", async () => {
+  await using b = await bench(TEXT);
+  const { sandboxForRoots } = await import("../../cli/sandbox.ts");
+  assertEquals(sandboxForRoots(b.sandbox, [b.root]).overlayProblem, undefined);
+  assertEquals(
+    sandboxForRoots(b.sandbox, [b.root, join(b.root, "notes")]).overlayProblem,
+    `the root ${join(b.root, "notes")} lies inside another root`,
+  );
+  assertEquals(
+    sandboxForRoots(b.sandbox, [dirname(b.stateDir)]).overlayProblem,
+    `the state directory and the root ${dirname(b.stateDir)} lie inside one another`,
+  );
+  // A filesystem mounted below a root (a volume for node_modules, say) would not show through
+  // an overlay of the root: the roots are bound as they are instead.
+  const point = join(b.root, "mnt");
+  await Deno.mkdir(point);
+  await sh(b.root, `mount -t tmpfs tmpfs ${point}`);
+  try {
+    const fitted = sandboxForRoots(b.sandbox, [b.root]);
+    assertEquals(fitted.overlayProblem, `${point} is a mount point inside a root`);
+    assertEquals(fitted.sandbox.overlay, undefined);
+  } finally {
+    await sh(b.root, `umount ${point}`);
+  }
+});
