@@ -151,6 +151,7 @@ export async function runTurn(messages: Message[], options: TurnOptions): Promis
       isError: boolean,
       denial?: Denial,
       ran?: number,
+      changes?: { readonly paths: readonly string[]; readonly allowed: boolean },
     ): ToolResultBlock => {
       emit({
         type: "tool_result",
@@ -161,6 +162,7 @@ export async function runTurn(messages: Message[], options: TurnOptions): Promis
         // The tool's own time when it ran: an approval's wait is not the tool's.
         durationMs: ran ?? Math.round(performance.now() - started),
         ...(denial === undefined ? {} : { denial }),
+        ...(changes === undefined ? {} : { changes }),
       });
       return { type: "tool_result", toolUseId: call.id, content: output, isError };
     };
@@ -180,7 +182,7 @@ export async function runTurn(messages: Message[], options: TurnOptions): Promis
       denials.push(denial);
       return answer(result.output, true, denial);
     }
-    return answer(result.output, result.isError, undefined, result.durationMs);
+    return answer(result.output, result.isError, undefined, result.durationMs, result.changes);
   };
 
   /** Consecutive read-only calls run together; anything else runs alone, in order. */

@@ -57,6 +57,19 @@ export interface GatedResult extends ToolResult {
   readonly decision?: Decision;
   /** How long the tool ran, without the time an approval took; absent when it never ran. */
   readonly durationMs?: number;
+  /** What an observed call changed (see {@linkcode ObservedChanges}); absent otherwise. */
+  readonly changes?: ObservedChanges;
+}
+
+/**
+ * The change set of an observed call (bash under the overlay) and the gate's verdict on it.
+ * Allowed sets are applied by the tool; if applying fails (a conflict, a full disk) its
+ * result is an error that says so.
+ */
+export interface ObservedChanges {
+  /** `A`, `M` or `D`, a space, the absolute path; in path order. */
+  readonly paths: readonly string[];
+  readonly allowed: boolean;
 }
 
 /** The text a denial reaches the model with. */
@@ -115,15 +128,18 @@ export async function callTool(
   }
   await record("tool.execute", decision.rule ? { rule: decision.rule } : {});
   const started = performance.now();
-  let changed: string[] | undefined;
+  let changed: ObservedChanges | undefined;
   const run = (keep?: Keep) => {
     const scope: CallScope = {
       ...(mayReturn === undefined ? {} : { mayReturn }),
       ...(options.observed?.has(name) === true
         ? {
           settleChanges: async (set: ChangeSet) => {
-            changed = set.changes.map((c) => `${c.status} ${c.path}`);
             const verdict = await judgeObserved(options, request, decision, set, signal);
+            changed = {
+              paths: set.changes.map((c) => `${c.status} ${c.path}`),
+              allowed: verdict.apply,
+            };
             if (verdict.apply) await keep?.(keptPaths(set));
             return verdict;
           },
@@ -139,14 +155,21 @@ export async function callTool(
     ? await options.undo.aroundObserved(name, run)
     : await options.undo.around(name, input, readOnly, () => run());
   const duration = Math.round(performance.now() - started);
-  const extra = changed === undefined ? {} : { changes: changed };
+  const extra = changed === undefined
+    ? {}
+    : { changes: changed.paths, "changes_allowed": changed.allowed };
   await record(
     result.isError ? "tool.error" : "tool.done",
     result.isError
       ? { reason: result.output, duration_ms: duration, ...extra }
       : { duration_ms: duration, ...extra },
   );
-  return { ...result, decision, durationMs: duration };
+  return {
+    ...result,
+    decision,
+    durationMs: duration,
+    ...(changed === undefined ? {} : { changes: changed }),
+  };
 }
 
 /** The paths undo keeps before a change set lands: a deleted or replaced directory whole. */

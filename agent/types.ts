@@ -38,6 +38,8 @@ export type AgentEvent =
     readonly durationMs: number;
     /** Set when the approver refused the call. */
     readonly denial?: Denial;
+    /** What a bash call under the overlay changed, and whether that was allowed. */
+    readonly changes?: { readonly paths: readonly string[]; readonly allowed: boolean };
   }
   | {
     readonly type: "retry";

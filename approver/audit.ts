@@ -39,9 +39,11 @@ export interface AuditEvent {
   readonly source?: string;
   /**
    * What a bash call under the overlay changed (tool.done, tool.error): `A`/`M`/`D`, a space,
-   * the path; applied on tool.done, refused or discarded on tool.error.
+   * the path, in path order.
    */
   readonly changes?: readonly string[];
+  /** Whether the gate allowed `changes` (applying them can still fail: then tool.error). */
+  readonly "changes_allowed"?: boolean;
 }
 
 /** Where events go. */

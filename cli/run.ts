@@ -133,6 +133,8 @@ export async function runCommand(
             "tool_use_id": event.toolUseId,
             "is_error": event.isError,
             output: event.output,
+            // bash under the overlay: the change set it made, and whether it was allowed.
+            ...(event.changes === undefined ? {} : { changes: event.changes }),
           });
         }
         if (event.isError) {

@@ -95,11 +95,27 @@ Deno.test("overlay from outside: run reports the refusal to the model and the au
   const audit = (await Deno.readTextFile(join(TEST_HOME, "data", "rousseau", "audit.jsonl")))
     .trimEnd().split("\n").map((line) => JSON.parse(line));
   const last = audit.findLast((e) => e.event === "tool.error" && e.tool === "bash");
-  assertEquals(last.changes, [
+  const paths = [
     `A ${ws.root}/.github`,
     `A ${ws.root}/.github/workflows`,
     `A ${ws.root}/.github/workflows/x.yml`,
     `A ${ws.root}/src`,
     `A ${ws.root}/src/y.txt`,
+  ];
+  assertEquals(last.changes, paths);
+  assertEquals(last.changes_allowed, false);
+
+  // stream-json carries the same change set on the call's tool_result line.
+  await using again = startFakeAnthropic([
+    { tools: [{ name: "bash", input: { command: "make" } }] },
+    { text: "done" },
   ]);
+  const streamed = await runCli(
+    ["--config", config, "--workspace", ws.root, "run", "--output", "stream-json", "build it"],
+    { env: { ANTHROPIC_BASE_URL: again.url, ANTHROPIC_API_KEY: "test-key" } },
+  );
+  const lines = streamed.stdout.trimEnd().split("\n").map((line) => JSON.parse(line));
+  const result = lines.find((l) => l.type === "tool_result");
+  assertEquals(result.changes, { paths, allowed: false });
+  assertEquals(result.is_error, true);
 });
