@@ -49,6 +49,11 @@ export interface GateOptions {
    * call changed is judged here, path by path, and kept for undo before it is applied.
    */
   readonly observed?: ReadonlySet<string>;
+  /**
+   * An observed call the policy asks about runs first, and the operator is asked with its
+   * output and change set (chat, with the network off: the run can change nothing yet).
+   */
+  readonly preview?: boolean;
 }
 
 /** A call's result with the decision that let it run or stopped it. */
@@ -108,9 +113,17 @@ export async function callTool(
   };
   let decision: Decision;
   let mayReturn: ((realPath: string) => Promise<boolean>) | undefined;
+  /** The `ask` a preview answers: the call runs first, the operator sees what it did. */
+  let previewed: Decision | undefined;
   try {
     const verdict = await options.approver.approve(request, signal);
-    decision = await settle(verdict, request, options.operator);
+    if (
+      verdict.decision === "ask" && options.preview === true &&
+      options.observed?.has(name) === true && options.operator !== undefined
+    ) {
+      previewed = verdict;
+      decision = { decision: "allow", rule: `${verdict.rule ?? "default"}:preview` };
+    } else decision = await settle(verdict, request, options.operator);
     // Files the call reads without naming them (grep over a directory) are judged one by one.
     if (decision.decision === "allow") mayReturn = options.approver.scope?.(request, verdict);
   } catch (error) {
@@ -134,12 +147,17 @@ export async function callTool(
       ...(mayReturn === undefined ? {} : { mayReturn }),
       ...(options.observed?.has(name) === true
         ? {
-          settleChanges: async (set: ChangeSet) => {
-            const verdict = await judgeObserved(options, request, decision, set, signal);
-            changed = {
-              paths: set.changes.map((c) => `${c.status} ${c.path}`),
-              allowed: verdict.apply,
-            };
+          settleChanges: async (set: ChangeSet, output: string) => {
+            if (previewed === undefined && set.changes.length === 0) return { apply: true };
+            const verdict = previewed === undefined
+              ? await judgeObserved(options, request, decision, set, signal)
+              : await judgePreview(options, request, previewed, set, output, signal);
+            if (set.changes.length > 0) {
+              changed = {
+                paths: set.changes.map((c) => `${c.status} ${c.path}`),
+                allowed: verdict.apply,
+              };
+            }
             if (verdict.apply) await keep?.(keptPaths(set));
             return verdict;
           },
@@ -180,40 +198,96 @@ function keptPaths(set: ChangeSet) {
   }));
 }
 
+type Request = { tool: string; input: unknown; canonical: string; sessionId?: string };
+
 /**
- * The verdict on what an observed call changed: judged by the approver as writes (or, for an
- * approver without `judgeChanges`, as one `write` call per path), an `ask` put to the
- * operator with the list of changes. Never throws: a failure refuses the set.
+ * What the approver says of `set`, made by a call it decided as `decision`: judged as writes
+ * (or, for an approver without `judgeChanges`, as one `write` call per path).
  */
-async function judgeObserved(
+async function judgeSet(
   options: GateOptions,
-  request: { tool: string; input: unknown; canonical: string; sessionId?: string },
+  request: Request,
   decision: Decision,
   set: ChangeSet,
   signal: AbortSignal,
-): Promise<ChangeVerdict> {
+): Promise<Decision> {
   const paths: ChangedPath[] = set.changes.map((c) => ({
     path: c.path,
     deleted: c.status === "D",
     dir: c.kind === "dir",
   }));
-  try {
-    let judged: Decision;
-    if (options.approver.judgeChanges !== undefined) {
-      judged = await options.approver.judgeChanges(request, decision, paths);
-    } else {
-      judged = { decision: "allow", rule: decision.rule ?? "default" };
-      for (const { path } of paths) {
-        const input = { path };
-        const write = { tool: "write", input, canonical: canonicalJson(input) };
-        const one = await options.approver.approve(write, signal);
-        if (one.decision === "deny") {
-          judged = { ...one, reason: `it wrote ${path}: ${one.reason ?? "denied"}` };
-          break;
-        }
-        if (one.decision === "ask") judged = one;
-      }
+  if (options.approver.judgeChanges !== undefined) {
+    return await options.approver.judgeChanges(request, decision, paths);
+  }
+  let judged: Decision = { decision: "allow", rule: decision.rule ?? "default" };
+  for (const { path } of paths) {
+    const input = { path };
+    const write = { tool: "write", input, canonical: canonicalJson(input) };
+    const one = await options.approver.approve(write, signal);
+    if (one.decision === "deny") {
+      return { ...one, reason: `it wrote ${path}: ${one.reason ?? "denied"}` };
     }
+    if (one.decision === "ask") judged = one;
+  }
+  return judged;
+}
+
+function failed(error: unknown): ChangeVerdict & { apply: false } {
+  return {
+    apply: false,
+    reason: `judging them failed: ${error instanceof Error ? error.message : String(error)}`,
+  };
+}
+
+/**
+ * The operator's word on a call that ran in a preview (the policy asked about it): a change
+ * the policy refuses refuses it at once; otherwise the operator sees the output and the
+ * change set. A refusal withholds the output from the model too. Never throws.
+ */
+async function judgePreview(
+  options: GateOptions,
+  request: Request,
+  asked: Decision,
+  set: ChangeSet,
+  output: string,
+  signal: AbortSignal,
+): Promise<ChangeVerdict> {
+  try {
+    const judged = set.changes.length === 0
+      ? asked
+      : await judgeSet(options, request, asked, set, signal);
+    if (judged.decision === "deny") {
+      return { apply: false, reason: judged.reason ?? "denied by policy", withhold: true };
+    }
+    const preview = {
+      output,
+      changes: set.changes.map((c) => ({
+        status: c.status,
+        path: c.path,
+        kind: c.kind,
+        ...(c.upper === undefined || c.kind !== "file" ? {} : { after: c.upper }),
+      })),
+    };
+    const answer = await options.operator!({ ...request, preview }, asked);
+    return answer === true ? { apply: true } : { apply: false, reason: answer, withhold: true };
+  } catch (error) {
+    return { ...failed(error), withhold: true };
+  }
+}
+
+/**
+ * The verdict on what an observed call changed (see {@linkcode judgeSet}), an `ask` put to
+ * the operator with the list of changes. Never throws: a failure refuses the set.
+ */
+async function judgeObserved(
+  options: GateOptions,
+  request: Request,
+  decision: Decision,
+  set: ChangeSet,
+  signal: AbortSignal,
+): Promise<ChangeVerdict> {
+  try {
+    let judged = await judgeSet(options, request, decision, set, signal);
     if (judged.decision === "ask" && options.operator === undefined) {
       return {
         apply: false,
@@ -233,9 +307,6 @@ async function judgeObserved(
       ? { apply: true }
       : { apply: false, reason: judged.reason ?? "denied by policy" };
   } catch (error) {
-    return {
-      apply: false,
-      reason: `judging them failed: ${error instanceof Error ? error.message : String(error)}`,
-    };
+    return failed(error);
   }
 }

@@ -10,7 +10,8 @@ import { resolve } from "node:path";
 import { type AskOperator, evaluate } from "./approver.ts";
 import { compilePolicy } from "./rules.ts";
 import { DYNAMIC, splitCommands } from "./shell.ts";
-import type { ApprovalRequest, Decision, RuleConfig } from "./types.ts";
+import { changeDiff, changeLines, outputTail } from "./preview.ts";
+import type { ApprovalRequest, Decision, Preview, RuleConfig } from "./types.ts";
 
 /** Terminal I/O the prompt uses; injected so tests can drive it. */
 export interface PromptIo {
@@ -27,6 +28,8 @@ export interface PromptIo {
    * @default lexical resolution with `node:path`
    */
   readonly resolvePath?: (path: string) => Promise<string>;
+  /** The workspace's first root: a preview's paths are shown relative to it. */
+  readonly root?: () => string | undefined;
 }
 
 /** What "allow for this session" granted: shown by `/approver`. */
@@ -176,6 +179,7 @@ export function createPromptOperator(io: PromptIo): PromptOperator {
   };
   const operator = async (request: ApprovalRequest, decision: Decision) => {
     if (await isGranted(request)) return true;
+    if (request.preview !== undefined) return await askPreview(request, request.preview, decision);
     const what = await describeCall(request, io);
     const heading = `${request.tool} needs approval`;
     // The default ask reason is the heading itself; say it once.
@@ -209,6 +213,55 @@ export function createPromptOperator(io: PromptIo): PromptOperator {
         return reason === "" ? "denied by the operator" : `denied by the operator: ${reason}`;
       }
       await io.write(`please answer y, ${grants.length > 0 ? "a, " : ""}n or r\n> `);
+    }
+  };
+  /**
+   * A call that already ran in a preview: its output and changes, `d` for the diff; `y`
+   * applies, `n` and `r` discard (the model is told, and does not see the output).
+   */
+  const askPreview = async (request: ApprovalRequest, preview: Preview, decision: Decision) => {
+    const root = io.root?.();
+    const heading = `${request.tool} needs approval`;
+    const why = decision.reason && decision.reason !== heading ? ` (${decision.reason})` : "";
+    const grants = await grantsFor(request, resolvePath);
+    const session = grants.length === 0
+      ? ""
+      : `[a] apply, and allow ${describeGrants(grants)} for this session  `;
+    const choices =
+      `[y] apply  ${session}[d] diff  [n] discard  [r] discard and tell the model why\n> `;
+    await io.write(
+      `\n${paint(io.color, BOLD, heading)}${why}\n${await describeCall(request, io)}\n` +
+        `it ran in a preview; nothing has reached the workspace yet. Output:\n` +
+        `${outputTail(preview.output)}\nChanges:\n${await changeLines(preview, root)}\n` +
+        choices,
+    );
+    for (;;) {
+      const answer = await io.readLine();
+      if (answer === undefined) return "the operator cancelled the approval prompt";
+      const choice = answer.trim().toLowerCase();
+      if (choice === "y" || choice === "yes") return true;
+      if (choice === "d") {
+        await io.write(
+          `${colourDiff(`\n\n${await changeDiff(preview, root)}`, io.color)}\n${choices}`,
+        );
+        continue;
+      }
+      if (choice === "a" && grants.length > 0) {
+        granted.push(
+          ...grants.filter((g) => !granted.some((h) => h.tool === g.tool && h.what === g.what)),
+        );
+        return true;
+      }
+      if (choice === "n" || choice === "no" || choice === "") return "discarded by the operator";
+      if (choice === "r" || choice.startsWith("r ") || choice.startsWith("n ")) {
+        let reason = choice.length > 1 ? answer.trim().slice(1).trim() : "";
+        if (reason === "") {
+          await io.write("reason: ");
+          reason = (await io.readLine())?.trim() ?? "";
+        }
+        return reason === "" ? "discarded by the operator" : `discarded by the operator: ${reason}`;
+      }
+      await io.write(`please answer y, ${grants.length > 0 ? "a, " : ""}d, n or r\n> `);
     }
   };
   return Object.assign(operator, { grants: () => [...granted] });

@@ -17,6 +17,27 @@ export interface ApprovalRequest {
   readonly canonical?: string;
   /** Session the call belongs to, for the audit trail. */
   readonly sessionId?: string;
+  /**
+   * Set when the call already ran in a preview (bash under the overlay, network off) and
+   * the operator is asked whether what it did may land: its output and its change set.
+   */
+  readonly preview?: Preview;
+}
+
+/** What a call run in a preview printed and changed, not yet applied. */
+export interface Preview {
+  readonly output: string;
+  readonly changes: readonly PreviewChange[];
+}
+
+/** One path of a preview's change set. */
+export interface PreviewChange {
+  readonly status: "A" | "M" | "D";
+  /** Absolute real path in the workspace (its content now is the before side). */
+  readonly path: string;
+  readonly kind: "file" | "dir" | "symlink";
+  /** Where the after side's content is, for files; absent for deletions. */
+  readonly after?: string;
 }
 
 /** The decision, with what decided it. */

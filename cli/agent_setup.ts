@@ -221,7 +221,12 @@ async function sessionToContinue(
 export async function openAgent(
   command: Extract<PolicyCommand, "run" | "chat">,
   flags: AgentFlags,
-  options: { operator?: AskOperator; pickSession?: SessionPicker } = {},
+  options: {
+    operator?: AskOperator;
+    pickSession?: SessionPicker;
+    /** Run bash calls the policy asks about first, and ask with what they did (chat). */
+    preview?: boolean;
+  } = {},
 ): Promise<AgentSetup> {
   const config = await loadConfig(flags.config).catch((error) => {
     // A broken config file is an error of the run (exit 1), not of its command line.
@@ -288,6 +293,11 @@ export async function openAgent(
         observed: context.sandbox?.overlay !== undefined,
       }),
       ...observedBy(context.sandbox),
+      // A preview cannot reach anything yet only when bash has no network.
+      ...(options.preview === true && context.sandbox?.overlay !== undefined &&
+          !context.sandbox.network
+        ? { preview: true }
+        : {}),
       audit: auditTo(join(config.stateDir, "audit.jsonl"), secrets, log),
       source: "model",
       sessionId,

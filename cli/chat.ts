@@ -159,11 +159,14 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
     },
     readFile: (path) => Deno.readTextFile(path).catch(() => undefined),
     color,
+    root: () => root,
   });
+  let root: string | undefined;
   await using agent = await openAgent("chat", flags, {
-    ...(piped ? {} : { operator }),
+    ...(piped ? {} : { operator, preview: true }),
     ...(tty && !piped ? { pickSession } : {}),
   });
+  root = agent.layers.confinement[0];
   const historyPath = join(agent.config.stateDir, "chat_history");
   const history = await loadHistory(historyPath);
 

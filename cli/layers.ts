@@ -127,6 +127,7 @@ export function sandboxWalls(sandbox: Sandbox | undefined): string {
 }
 
 const WALLS = Symbol("walls");
+const SCRATCH = Symbol("scratch");
 
 /**
  * The layers object. The walls text rides along under a symbol: the result object's `layers`
@@ -148,6 +149,10 @@ export function describeLayers(
     "bash_network": bash && (sandbox === undefined || sandbox.network),
   };
   if (bash) Object.defineProperty(layers, WALLS, { value: sandboxWalls(sandbox) });
+  // The overlay's scratch directory is granted too; the header names it short.
+  if (bash && sandbox?.overlay) {
+    Object.defineProperty(layers, SCRATCH, { value: sandbox.overlay.base });
+  }
   return layers;
 }
 
@@ -156,11 +161,15 @@ export function layersLine(layers: Layers): string {
   const grants = layers.worker_permissions;
   let worker = "none";
   if (grants !== null) {
-    const read = grants.read.filter((path) => path !== "/proc/self/fd");
-    const same = read.length === grants.write.length && read.every((p, i) => p === grants.write[i]);
+    const scratch = (layers as unknown as Record<symbol, string | undefined>)[SCRATCH];
+    const shown = (paths: readonly string[]) => paths.filter((p) => p !== scratch);
+    const read = shown(grants.read.filter((path) => path !== "/proc/self/fd"));
+    const write = shown(grants.write);
+    const same = read.length === write.length && read.every((p, i) => p === write[i]);
     const parts = same && read.length > 0
       ? [`read,write:${read.join(",")}`]
-      : [`read:${read.join(",") || "none"}`, `write:${grants.write.join(",") || "none"}`];
+      : [`read:${read.join(",") || "none"}`, `write:${write.join(",") || "none"}`];
+    if (scratch !== undefined && grants.write.includes(scratch)) parts.push("+overlay scratch");
     parts.push(`run:${grants.run.join(",") || "none"}`);
     worker = parts.join(" ");
   }

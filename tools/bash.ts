@@ -321,8 +321,13 @@ async function settleOverlay(
   context: ToolContext,
   text: string,
 ): Promise<string | undefined> {
-  const refuse = (why: string) =>
-    new ToolError(NAME, withLine(text, `${NAME}: the command's changes were not applied: ${why}`));
+  const refuse = (why: string, withhold = false) =>
+    new ToolError(
+      NAME,
+      withhold
+        ? `${NAME}: ${why}; nothing it changed was applied, and its output is withheld`
+        : withLine(text, `${NAME}: the command's changes were not applied: ${why}`),
+    );
   const problem = setupProblem(prepared);
   if (problem !== undefined) {
     throw new ToolError(
@@ -341,10 +346,11 @@ async function settleOverlay(
     : `${NAME}: not applied (only files, directories and symbolic links are): ${
       listed(set.skipped)
     }`;
-  if (set.changes.length === 0) return note;
-  const verdict = await (context.settleChanges?.(set) ?? Promise.resolve({ apply: true as const }));
+  const verdict = await (context.settleChanges?.(set, text) ??
+    Promise.resolve({ apply: true as const }));
   context.signal.throwIfAborted();
-  if (!verdict.apply) throw refuse(verdict.reason);
+  if (!verdict.apply) throw refuse(verdict.reason, verdict.withhold === true);
+  if (set.changes.length === 0) return note;
   try {
     applyChanges(prepared, set, context.workspace);
   } catch (error) {

@@ -11,7 +11,12 @@ import type { ChangeSet } from "./_overlay.ts";
 /** The gate's word on a change set a command made under the overlay. */
 export type ChangeVerdict =
   | { readonly apply: true }
-  | { readonly apply: false; readonly reason: string };
+  | {
+    readonly apply: false;
+    readonly reason: string;
+    /** The operator refused a call run in a preview: its output must not reach the model. */
+    readonly withhold?: boolean;
+  };
 
 /** A JSON Schema object describing a tool's input, exactly as providers receive it. */
 export interface JsonSchemaObject {
@@ -80,17 +85,18 @@ export interface ToolContext {
   readonly mayReturn?: (realPath: string) => Promise<boolean>;
   /**
    * When set, judges what a command changed under the overlay before any of it is applied
-   * (and keeps what undo needs); absent means apply. A tool calls it at most once per call.
+   * (and keeps what undo needs), given the command's output; absent means apply. A tool
+   * calls it exactly once per call that ended normally, also when nothing changed.
    */
-  readonly settleChanges?: (set: ChangeSet) => Promise<ChangeVerdict>;
+  readonly settleChanges?: (set: ChangeSet, output: string) => Promise<ChangeVerdict>;
 }
 
 /** What the gate adds to one call besides its input (see `ToolContext`). */
 export interface CallScope {
   /** Whether the content of the file at `realPath` may be returned. */
   readonly mayReturn?: (realPath: string) => Promise<boolean>;
-  /** Judges a command's change set before it is applied. */
-  readonly settleChanges?: (set: ChangeSet) => Promise<ChangeVerdict>;
+  /** Judges a command's change set (and, in a preview, its output) before it is applied. */
+  readonly settleChanges?: (set: ChangeSet, output: string) => Promise<ChangeVerdict>;
 }
 
 /** A tool the model can call: plain data plus two functions. */

@@ -96,6 +96,7 @@ export type WorkerReply =
     readonly id: number;
     readonly ask: number;
     readonly set: ChangeSet;
+    readonly output: string;
   }
   | {
     readonly type: "result";
@@ -171,8 +172,11 @@ function mayReturnFor(id: number, signal: AbortSignal): (path: string) => Promis
 }
 
 /** Asks the host whether call `id` may apply `set`; a cancelled call may not. */
-function settleFor(id: number, signal: AbortSignal): (set: ChangeSet) => Promise<ChangeVerdict> {
-  return (set) => {
+function settleFor(
+  id: number,
+  signal: AbortSignal,
+): (set: ChangeSet, output: string) => Promise<ChangeVerdict> {
+  return (set, output) => {
     const cancelled = { apply: false, reason: "the call was cancelled" } as const;
     if (signal.aborted) return Promise.resolve(cancelled);
     const ask = nextAsk++;
@@ -185,7 +189,7 @@ function settleFor(id: number, signal: AbortSignal): (set: ChangeSet) => Promise
       };
       settling.set(ask, settle);
       signal.addEventListener("abort", onAbort, { once: true });
-      reply({ type: "settle", id, ask, set });
+      reply({ type: "settle", id, ask, set, output });
     });
   };
 }
@@ -232,9 +236,11 @@ scope.onmessage = async (event: MessageEvent<WorkerRequest>) => {
     return;
   }
   if (message.type === "settle-answer") {
-    const verdict = message.verdict?.apply === true
-      ? { apply: true as const }
-      : { apply: false as const, reason: String(message.verdict?.reason ?? "refused") };
+    const verdict: ChangeVerdict = message.verdict?.apply === true ? { apply: true } : {
+      apply: false,
+      reason: String(message.verdict?.reason ?? "refused"),
+      ...(message.verdict?.withhold === true ? { withhold: true } : {}),
+    };
     settling.get(message.ask)?.(verdict);
     return;
   }

@@ -107,7 +107,7 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
       const settle = scopes.get(message.id)?.settleChanges;
       const answer = settle === undefined
         ? Promise.resolve({ apply: false as const, reason: "nobody judged the changes" })
-        : settle(message.set);
+        : settle(message.set, message.output);
       answer.catch((error: unknown) => ({
         apply: false as const,
         reason: `judging them failed: ${error instanceof Error ? error.message : String(error)}`,

@@ -18,13 +18,19 @@ import {
   WAIT_LIMIT_MS,
 } from "../_helpers/tmux_chat.ts";
 
+/**
+ * The prompt before a bash call runs: with the overlay off (or the network on) a call the
+ * policy asks about is asked before it runs; tests/cli/chat_preview_test.ts has the preview.
+ */
+const ASK_FIRST = { env: { ROUSSEAU_TOOLS_BASH_OVERLAY: "off" } };
+
 Deno.test("chat: an approved bash call shows the prompt, the tool line, the result and the reply", async () => {
   await using ws = await tmpWorkspace();
   await using server = startFakeAnthropic([
     { text: "Let me check.", tools: [{ name: "bash", input: { command: "echo hi" } }] },
     { text: "It printed hi." },
   ]);
-  await using chat = await openChat(server, ws);
+  await using chat = await openChat(server, ws, [], ASK_FIRST);
   const header = await chat.waitForPrompt(1);
   assertMatch(header[0]!, /^rousseau anthropic\/\S+ · session [0-9a-f-]{36}$/);
   assertStringIncludes(header[1]!, `approver=pattern · confinement=${ws.root}`);
@@ -87,7 +93,7 @@ Deno.test("chat: a denial with a reason reaches the model as an error result", a
     { tools: [{ name: "bash", input: { command: "rm -rf build" } }] },
     { text: "Leaving build alone." },
   ]);
-  await using chat = await openChat(server, ws);
+  await using chat = await openChat(server, ws, [], ASK_FIRST);
   await chat.waitForPrompt(1);
 
   await t.step("n and the reason on the answer line", async () => {
@@ -137,7 +143,7 @@ Deno.test("chat: a grants the program and subcommand for the session; /approver 
     { tools: [{ name: "bash", input: { command: "echo two" } }] },
     { text: "third done" },
   ]);
-  await using chat = await openChat(server, ws);
+  await using chat = await openChat(server, ws, [], ASK_FIRST);
   await chat.waitForPrompt(1);
   await chat.line("first");
   await chat.waitFor(choices("echo one"));
@@ -212,7 +218,7 @@ Deno.test("chat: Ctrl+C at the approval prompt denies the call and cancels the t
     { tools: [{ name: "bash", input: { command: "touch made" } }] },
     { text: "Not touched." },
   ]);
-  await using chat = await openChat(server, ws);
+  await using chat = await openChat(server, ws, [], ASK_FIRST);
   await chat.waitForPrompt(1);
   await chat.line("make a file");
   await chat.waitFor(choices("touch made"));
