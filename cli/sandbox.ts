@@ -9,17 +9,12 @@
 
 import { isAbsolute, join } from "node:path";
 import {
-  collectChanges,
   DEFAULT_BASH_MAX_PROCESSES,
   DEFAULT_HIDDEN,
   type HiddenPath,
-  overlayBaseProblem,
   type OverlaySetup,
-  prepareOverlay,
-  removeTree,
   type Sandbox,
   sandboxArgs,
-  setupProblem,
 } from "../tools/hosting.ts";
 import type { Config } from "./config.ts";
 import { UsageError } from "./errors.ts";
@@ -275,8 +270,11 @@ function processTag(pid: number): string | undefined {
   }
 }
 
+/** The overlay's code, loaded only when bash may run (it pulls in node:fs). */
+const overlayCode = () => import("../tools/_overlay.ts");
+
 /** Removes the scratch directories of processes that are gone (a crash, a kill -9). */
-function cleanStaleScratch(base: string): void {
+function cleanStaleScratch(base: string, removeTree: (path: string) => void): void {
   let entries: Deno.DirEntry[];
   try {
     entries = [...Deno.readDirSync(base)];
@@ -307,6 +305,8 @@ async function probeOverlay(
   const missing = found.find(([, at]) => at === undefined);
   if (missing !== undefined) return { problem: `${missing[0]} (util-linux) is not installed` };
   const [setpriv, unshare, mount] = found.map(([, at]) => at!) as [string, string, string];
+  const { collectChanges, overlayBaseProblem, prepareOverlay, removeTree, setupProblem } =
+    await overlayCode();
   const baseProblem = overlayBaseProblem(base);
   if (baseProblem !== undefined) return { problem: baseProblem };
   const owner = processTag(Deno.pid);
@@ -315,7 +315,7 @@ async function probeOverlay(
   let scratch: string | undefined;
   try {
     await Deno.mkdir(base, { recursive: true, mode: 0o700 });
-    cleanStaleScratch(base);
+    cleanStaleScratch(base, removeTree);
     const overlay: OverlaySetup = { setpriv, unshare, mount, base, owner };
     lower = await Deno.makeTempDir({ prefix: "rousseau-overlay-probe-" });
     await Deno.writeTextFile(join(lower, "gone"), "x");

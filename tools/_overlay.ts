@@ -196,6 +196,12 @@ export function prepareOverlay(setup: OverlaySetup, roots: readonly string[]): P
       "--user",
       "--map-root-user",
       "--mount",
+      // Its own PID namespace, whose init (the shell) unshare kills when it dies: killing
+      // unshare ends the shell, bwrap and the command together. bwrap's --die-with-parent
+      // alone does not hold once bwrap has changed its credentials.
+      "--pid",
+      "--fork",
+      "--kill-child=SIGKILL",
       "--propagation",
       "private",
       "/bin/sh",

@@ -18,16 +18,8 @@ export { confine, createWorkspace, isInside, resolveReal } from "./_paths.ts";
 export { scrubEnvironment } from "./_env.ts";
 export { formatDuration, parseDuration } from "./_duration.ts";
 export * from "./limits.ts";
-export {
-  type ChangeSet,
-  collectChanges,
-  type ObservedChange,
-  overlayBaseProblem,
-  type OverlaySetup,
-  prepareOverlay,
-  removeTree,
-  setupProblem,
-} from "./_overlay.ts";
+// Types only: the overlay's code (node:fs) loads where bash runs, and in the sandbox probe.
+export type { ChangeSet, ObservedChange, OverlaySetup } from "./_overlay.ts";
 export {
   createWorkerHost,
   type WorkerHost,
