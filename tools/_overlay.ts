@@ -408,6 +408,11 @@ export function collectChanges(prepared: PreparedOverlay): ChangeSet {
         }
       }
     };
+    // The root itself: only its mode can change (the upper layer's top took the root's).
+    const top = (Deno.lstatSync(upper).mode ?? 0) & 0o7777;
+    if (top !== ((Deno.lstatSync(root).mode ?? 0) & 0o7777)) {
+      changes.push({ path: root, status: "M", kind: "dir", mode: top });
+    }
     walk("");
     for (const name of deletions(Deno.readFileSync(join(at, "listing")))) {
       const path = join(root, name);
@@ -618,7 +623,8 @@ export function applyChanges(
   let done = 0;
   try {
     for (const change of set.changes) {
-      checkParent(change.path);
+      // A root is a real path already (and its parent is outside the worker's grants).
+      if (!prepared.roots.includes(change.path)) checkParent(change.path);
       // What stood there goes first when it is deleted, or when a rename cannot replace it
       // (a directory, or anything a directory takes the place of).
       const old = change.status === "D" ? change.kind : change.replaces;

@@ -191,7 +191,9 @@ async function bench(
     },
     changes() {
       const last = events.findLast((e) => e.event === "tool.done" || e.event === "tool.error");
-      return (last?.changes ?? []).map((c) => c.replace(`${root}/`, ""));
+      return (last?.changes ?? []).map((c) =>
+        c === `M ${root}` ? "M ROOT" : c.replace(`${root}/`, "")
+      );
     },
     async [Symbol.asyncDispose]() {
       await host[Symbol.asyncDispose]();
@@ -278,6 +280,12 @@ const CASES: Case[] = [
     files: { ...TEXT, "run.sh": "#!/bin/sh\n" },
     command: "chmod 755 run.sh && chmod 700 notes",
     changes: ["M notes", "M run.sh"],
+  },
+  {
+    name: "chmod of the root itself",
+    files: TEXT,
+    command: "chmod 750 .",
+    changes: ["M ROOT"],
   },
   {
     name: "ln -s: a new link, and a link retargeted",
