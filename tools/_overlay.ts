@@ -107,8 +107,9 @@ export interface PreparedOverlay {
  * Run by `/bin/sh` inside the new namespaces: `$1` mount(8), `$2` the scratch directory, `$3`
  * how many roots, then the roots, then bwrap's argv. Writes `ready` once every overlay is
  * mounted (its absence with an `error` file means the set-up failed), runs bwrap, then writes
- * each root's `listing`: `D<dir>\0` for each upper directory that exists below, followed by
- * `L<name>\0` for the names below it and `M<name>\0` for the names in the merged view.
+ * each root's `listing`: `X<dir>/<name>\0` for each name below (in the lower layer) of a
+ * directory of the upper layer that the merged view no longer has — a deletion. An empty
+ * upper layer needs no listing. Only shell built-ins run per directory.
  */
 const OUTER = `
 m=$1 d=$2 n=$3
@@ -116,8 +117,8 @@ shift 3
 i=0
 for r; do
   [ "$i" -lt "$n" ] || break
-  ln -s -- "$r" "$d/$i/v" 2>>"$d/error" &&
-    "$m" --bind -o ro -- "$r" "$d/$i/l" 2>>"$d/error" &&
+  eval "r_$i=\\$r"
+  "$m" --bind -o ro -- "$r" "$d/$i/l" 2>>"$d/error" &&
     "$m" -t overlay overlay -o "lowerdir=$d/$i/l,upperdir=$d/$i/u,workdir=$d/$i/w,userxattr" -- "$r" 2>>"$d/error" ||
     exit 125
   i=$((i + 1))
@@ -128,15 +129,23 @@ shift "$n"
 rc=$?
 i=0
 while [ "$i" -lt "$n" ]; do
-  ( cd "$d/$i/u" && find . -type d -exec sh -c '
-      l=$1 v=$2
-      shift 2
-      for x; do
-        [ -d "$l/$x" ] && [ ! -L "$l/$x" ] || continue
-        find "$x" -maxdepth 0 -printf "D%p\\0"
-        find "$l/$x/" -mindepth 1 -maxdepth 1 -printf "L%f\\0"
-        find "$v/$x/" -mindepth 1 -maxdepth 1 -printf "M%f\\0"
-      done' sh "$d/$i/l" "$d/$i/v" {} + ) > "$d/$i/listing" 2>>"$d/error" || : > "$d/$i/failed"
+  eval "r=\\$r_$i"
+  : > "$d/$i/listing"
+  for f in "$d/$i/u"/* "$d/$i/u"/.[!.]* "$d/$i/u"/..?*; do
+    [ -e "$f" ] || [ -L "$f" ] || continue
+    ( cd "$d/$i/u" && find . -type d -exec sh -c '
+        l=$1 v=$2
+        shift 2
+        for x; do
+          [ -d "$l/$x" ] && [ ! -L "$l/$x" ] || continue
+          for f in "$l/$x"/* "$l/$x"/.[!.]* "$l/$x"/..?*; do
+            [ -e "$f" ] || [ -L "$f" ] || continue
+            y=\${f##*/}
+            [ -e "$v/$x/$y" ] || [ -L "$v/$x/$y" ] || printf "X%s/%s\\0" "$x" "$y"
+          done
+        done' sh "$d/$i/l" "$r" {} + ) > "$d/$i/listing" 2>>"$d/error" || : > "$d/$i/failed"
+    break
+  done
   i=$((i + 1))
 done
 exit $rc`;
@@ -263,36 +272,18 @@ export function removeTree(path: string): void {
   } catch { /* left for the next start's clean-up */ }
 }
 
-/** The deleted names of each directory, from a root's listing (see {@linkcode OUTER}). */
+/** The deleted paths (relative to the root), from a root's listing (see {@linkcode OUTER}). */
 function deletions(listing: Uint8Array): string[] {
   const out: string[] = [];
   const decoder = new TextDecoder();
-  let dir: string | undefined;
-  let below = new Set<string>();
-  let merged = new Set<string>();
-  const flush = () => {
-    if (dir === undefined) return;
-    const base = dir === "." ? "" : dir.replace(/^\.\//, "");
-    for (const name of below) {
-      if (!merged.has(name)) out.push(base === "" ? name : `${base}/${name}`);
-    }
-  };
   let start = 0;
   for (let i = 0; i < listing.length; i++) {
     if (listing[i] !== 0) continue;
     const record = decoder.decode(listing.subarray(start, i));
     start = i + 1;
-    const tag = record[0];
-    const rest = record.slice(1);
-    if (tag === "D") {
-      flush();
-      dir = rest;
-      below = new Set();
-      merged = new Set();
-    } else if (tag === "L") below.add(rest);
-    else if (tag === "M") merged.add(rest);
+    // `X./dir/name` or `X./name`.
+    if (record.startsWith("X./")) out.push(record.slice(3).replace(/^\.\//, ""));
   }
-  flush();
   return out;
 }
 

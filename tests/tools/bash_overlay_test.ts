@@ -282,6 +282,12 @@ const CASES: Case[] = [
     changes: ["M notes", "M run.sh"],
   },
   {
+    name: "deleted names with spaces, newlines and leading dots",
+    files: { "sp ace.txt": "x", "new\nline": "y", ".hidden": "h", "..dots": "d", "keep": "k" },
+    command: "rm 'sp ace.txt' .hidden ..dots \"$(printf 'new\\nline')\"",
+    changes: ["D ..dots", "D .hidden", "D new\nline", "D sp ace.txt"],
+  },
+  {
     name: "chmod of the root itself",
     files: TEXT,
     command: "chmod 750 .",
