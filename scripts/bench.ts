@@ -5,11 +5,13 @@
  *
  * 1. grep against ripgrep (`bench_grep.ts`): `bench/results.md`, `bench/results.json`;
  * 2. the runtime rows (`bench_runtime.ts`: cold start, per-call cost, bash, memory, agent
- *    overhead, MCP): `bench/runtime.md`, `bench/runtime.json`.
+ *    overhead, MCP): `bench/runtime.md`, `bench/runtime.json`;
+ * 3. bash under the overlay against the mirror, bare bwrap and bare sh in 10k- and 100k-file
+ *    git repositories (`bench_overlay.ts`): `bench/overlay.md`, `bench/overlay.json`.
  *
  * The grep suite runs first, so the memory rows find its cached 1 GiB tree under `.bench/`.
  *
- * Options: `--quick`, `--runs N` (both passed to each suite), `--only ROW[,ROW]` (`grep`, or
+ * Options: `--quick`, `--runs N` (both passed to each suite), `--only ROW[,ROW]` (`grep`, `overlay`, or
  * a runtime group or row id such as `cold`, `calls`, `mcp_sequential`; repeatable), `--out
  * DIR` (default `bench/`), `--dir DIR` (tree cache, default `.bench/`).
  *
@@ -55,7 +57,8 @@ export async function main(args: readonly string[] = Deno.args): Promise<void> {
   });
   const only = values.only.flatMap((o) => o.split(",")).map((o) => o.trim()).filter(Boolean);
   const grep = only.length === 0 || only.includes("grep");
-  const runtime = only.filter((o) => o !== "grep");
+  const overlay = only.length === 0 || only.includes("overlay");
+  const runtime = only.filter((o) => o !== "grep" && o !== "overlay");
   const common = [
     ...(values.quick ? ["--quick"] : []),
     ...(values.runs === undefined ? [] : ["--runs", values.runs]),
@@ -69,6 +72,7 @@ export async function main(args: readonly string[] = Deno.args): Promise<void> {
       ...(runtime.length > 0 ? ["--only", runtime.join(",")] : []),
     ]);
   }
+  if (overlay) await suite("bench_overlay.ts", common);
 }
 
 if (import.meta.main) await main();
