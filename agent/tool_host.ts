@@ -142,12 +142,14 @@ export async function callTool(
   await record("tool.execute", decision.rule ? { rule: decision.rule } : {});
   const started = performance.now();
   let changed: ObservedChanges | undefined;
+  let settled = false;
   const run = (keep?: Keep) => {
     const scope: CallScope = {
       ...(mayReturn === undefined ? {} : { mayReturn }),
       ...(options.observed?.has(name) === true
         ? {
           settleChanges: async (set: ChangeSet, output: string) => {
+            settled = true;
             if (previewed === undefined && set.changes.length === 0) return { apply: true };
             const verdict = previewed === undefined
               ? await judgeObserved(options, request, decision, set, signal)
@@ -167,11 +169,21 @@ export async function callTool(
     return options.host.call(name, input, signal, Object.keys(scope).length ? scope : undefined);
   };
   const readOnly = options.registry.get(name)?.readOnly === true;
-  const result = options.undo === undefined
+  let result = options.undo === undefined
     ? await run()
     : options.observed?.has(name) === true
     ? await options.undo.aroundObserved(name, run)
     : await options.undo.around(name, input, readOnly, () => run());
+  if (previewed !== undefined && !settled) {
+    // A preview that ended before the operator could be asked (a timeout, a cancellation, a
+    // set-up failure): nothing of it was applied, and its output was never approved.
+    const last = result.output.trimEnd().split("\n").at(-1) ?? "";
+    result = {
+      output: `${name}: the call needed approval and ended before it could be asked; its ` +
+        `output is withheld${last.startsWith(`${name}: `) ? ` (${last})` : ""}`,
+      isError: true,
+    };
+  }
   const duration = Math.round(performance.now() - started);
   const extra = changed === undefined
     ? {}

@@ -24,7 +24,12 @@ import { callTool, type GateOptions } from "../../agent/tool_host.ts";
 import { createUndoRecorder, type UndoRecorder } from "../../agent/undo_recorder.ts";
 import { openUndoStore, type UndoStore } from "../../agent/undo_store.ts";
 import { undoTurns } from "../../agent/undo.ts";
-import { type AuditEvent, createApprover, type PolicyConfig } from "../../approver/mod.ts";
+import {
+  type AuditEvent,
+  createApprover,
+  type PolicyConfig,
+  type Preview,
+} from "../../approver/mod.ts";
 import { resolveSandbox } from "../../cli/sandbox.ts";
 import {
   createWorkerHost,
@@ -593,4 +598,62 @@ Deno.test("overlay: left out, with the reason, where an overlay of the roots can
   } finally {
     await sh(b.root, `umount ${point}`);
   }
+});
+
+Deno.test("overlay preview: the operator sees output and changes first; a preview cut short withholds its output", async () => {
+  await using b = await bench(TEXT);
+  const workspace = await createWorkspace([b.root]);
+  const seen: (Preview | undefined)[] = [];
+  let answer: true | string = true;
+  const gate: GateOptions = {
+    ...b.gate,
+    preview: true,
+    approver: createApprover({ mode: "pattern", default: "ask" }, {
+      resolvePath: resolveReal,
+      workspace,
+      protectedPaths: [b.stateDir],
+      observed: true,
+    }),
+    operator: (request) => {
+      seen.push(request.preview);
+      return Promise.resolve(answer);
+    },
+  };
+  const call = (command: string, g: GateOptions = gate) =>
+    callTool(g, "bash", { command }, new AbortController().signal);
+
+  const applied = await call("echo shown && echo new > n.txt");
+  assertEquals(applied.isError, false, applied.output);
+  assertEquals(applied.output, "shown\n");
+  assertEquals(seen.at(-1)?.output, "shown\n");
+  assertEquals(seen.at(-1)?.changes.map((c) => `${c.status} ${c.path}`), [`A ${b.root}/n.txt`]);
+  assertEquals(await Deno.readTextFile(join(b.root, "n.txt")), "new\n");
+
+  answer = "discarded by the operator";
+  const refused = await call("echo secret && rm a.txt");
+  assertEquals(refused, {
+    output: "bash: discarded by the operator; nothing it changed was applied, and its output is " +
+      "withheld",
+    isError: true,
+    decision: refused.decision!,
+    durationMs: refused.durationMs!,
+    changes: { paths: [`D ${b.root}/a.txt`], allowed: false },
+  });
+  assert(exists(join(b.root, "a.txt")));
+
+  // Cut short by the timeout: never asked, nothing applied, the output withheld.
+  await using slow = await createWorkerHost({
+    workspace,
+    limits: { ...DEFAULT_LIMITS, bashTimeoutMs: 1_000 },
+    env: ENV,
+    sandbox: b.sandbox,
+  });
+  const asked = seen.length;
+  const cut = await call("echo secret && sleep 30", { ...gate, host: slow });
+  assertEquals(
+    cut.output,
+    "bash: the call needed approval and ended before it could be asked; its output is withheld (bash: timed out after 1s)",
+  );
+  assertEquals(cut.isError, true);
+  assertEquals(seen.length, asked);
 });
