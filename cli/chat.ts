@@ -159,14 +159,15 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
     },
     readFile: (path) => Deno.readTextFile(path).catch(() => undefined),
     color,
-    root: () => root,
+    root: () => shown.root,
   });
-  let root: string | undefined;
+  /** The workspace root, known once the agent is open (previews show paths below it). */
+  const shown: { root?: string | undefined } = {};
   await using agent = await openAgent("chat", flags, {
     ...(piped ? {} : { operator, preview: true }),
     ...(tty && !piped ? { pickSession } : {}),
   });
-  root = agent.layers.confinement[0];
+  shown.root = agent.layers.confinement[0];
   const historyPath = join(agent.config.stateDir, "chat_history");
   const history = await loadHistory(historyPath);
 

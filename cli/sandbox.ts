@@ -271,7 +271,9 @@ function processTag(pid: number): string | undefined {
 }
 
 /** The overlay's code, loaded only when bash may run (it pulls in node:fs). */
-const overlayCode = () => import("../tools/_overlay.ts");
+function overlayCode() {
+  return import("../tools/_overlay.ts");
+}
 
 /** Removes the scratch directories of processes that are gone (a crash, a kill -9). */
 function cleanStaleScratch(base: string, removeTree: (path: string) => void): void {

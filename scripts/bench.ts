@@ -7,11 +7,13 @@
  * 2. the runtime rows (`bench_runtime.ts`: cold start, per-call cost, bash, memory, agent
  *    overhead, MCP): `bench/runtime.md`, `bench/runtime.json`;
  * 3. bash under the overlay against the mirror, bare bwrap and bare sh in 10k- and 100k-file
- *    git repositories (`bench_overlay.ts`): `bench/overlay.md`, `bench/overlay.json`.
+ *    git repositories (`bench_overlay.ts`): `bench/overlay.md`, `bench/overlay.json`;
+ * 4. start-up through the npm package's `rousseau` bin beside `deno task cli` (`bench_npm.ts`,
+ *    packs and installs the package first): `bench/npm.md`, `bench/npm.json`.
  *
  * The grep suite runs first, so the memory rows find its cached 1 GiB tree under `.bench/`.
  *
- * Options: `--quick`, `--runs N` (both passed to each suite), `--only ROW[,ROW]` (`grep`, `overlay`, or
+ * Options: `--quick`, `--runs N` (both passed to each suite), `--only ROW[,ROW]` (`grep`, `overlay`, `npm`, or
  * a runtime group or row id such as `cold`, `calls`, `mcp_sequential`; repeatable), `--out
  * DIR` (default `bench/`), `--dir DIR` (tree cache, default `.bench/`).
  *
@@ -58,7 +60,8 @@ export async function main(args: readonly string[] = Deno.args): Promise<void> {
   const only = values.only.flatMap((o) => o.split(",")).map((o) => o.trim()).filter(Boolean);
   const grep = only.length === 0 || only.includes("grep");
   const overlay = only.length === 0 || only.includes("overlay");
-  const runtime = only.filter((o) => o !== "grep" && o !== "overlay");
+  const npm = only.length === 0 || only.includes("npm");
+  const runtime = only.filter((o) => !["grep", "overlay", "npm"].includes(o));
   const common = [
     ...(values.quick ? ["--quick"] : []),
     ...(values.runs === undefined ? [] : ["--runs", values.runs]),
@@ -73,6 +76,7 @@ export async function main(args: readonly string[] = Deno.args): Promise<void> {
     ]);
   }
   if (overlay) await suite("bench_overlay.ts", common);
+  if (npm) await suite("bench_npm.ts", common);
 }
 
 if (import.meta.main) await main();

@@ -17,6 +17,11 @@ import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 const RECIPE = "mkdir -p .github/workflows src && echo x > .github/workflows/x.yml && " +
   "echo y > src/y.txt";
 
+/** The names in `dir`. */
+function names(dir: string): string[] {
+  return [...Deno.readDirSync(dir)].map((e) => e.name);
+}
+
 async function setup() {
   const ws = await tmpWorkspace({ files: { "Makefile": `all:\n\t${RECIPE}\n` } });
   const config = join(dirname(ws.root), "policy.yaml");
@@ -56,7 +61,7 @@ Deno.test("overlay from outside: a make recipe writing outside the write rule la
     stderr: `${RECIPE}\nbash: the command's changes were not applied: it wrote ` +
       ".github/workflows/x.yml, and no rule allows writing there\n",
   });
-  assertEquals([...Deno.readDirSync(ws.root)].map((e) => e.name), ["Makefile"]);
+  assertEquals(names(ws.root), ["Makefile"]);
 
   // The recipe within the rule lands.
   await Deno.writeTextFile(ws.path("Makefile"), "all:\n\tmkdir -p src && echo y > src/y.txt\n");
@@ -91,7 +96,7 @@ Deno.test("overlay from outside: run reports the refusal to the model and the au
     "bash: the command's changes were not applied: it wrote .github/workflows/x.yml, and no " +
       "rule allows writing there",
   );
-  assertEquals([...Deno.readDirSync(ws.root)].map((e) => e.name), ["Makefile"]);
+  assertEquals(names(ws.root), ["Makefile"]);
   const audit = (await Deno.readTextFile(join(TEST_HOME, "data", "rousseau", "audit.jsonl")))
     .trimEnd().split("\n").map((line) => JSON.parse(line));
   const last = audit.findLast((e) => e.event === "tool.error" && e.tool === "bash");

@@ -214,7 +214,7 @@ async function sameAsPlain(b: Bench, command: string): Promise<void> {
   await sh(b.twin, command);
   assertEquals(await tree(b.root), await tree(b.twin));
   // Nothing of the call is left in the scratch directory.
-  assertEquals([...Deno.readDirSync(join(b.stateDir, "overlay"))], []);
+  assertEquals(entries(join(b.stateDir, "overlay")), []);
 }
 
 /** Undoes the turn and checks the tree is back to `before`. */
@@ -406,8 +406,7 @@ for (const c of [...CASES, ...GIT_CASES]) {
       const byPath = (a: string, b: string) => a.slice(2) < b.slice(2) ? -1 : 1;
       assertEquals(changes.filter((p) => !inGit.includes(p)), [...c.changes].sort(byPath));
       if (c.name.startsWith("hard links")) {
-        const [h1, h2] = [Deno.lstatSync(join(b.root, "h1")), Deno.lstatSync(join(b.root, "h2"))];
-        assertEquals(h1.ino, h2.ino);
+        assertEquals(inode(join(b.root, "h1")), inode(join(b.root, "h2")));
       }
       // Undo puts the tree back (git's own files are not undone: `.git` is git's store).
       if (c.git) {
@@ -498,7 +497,7 @@ Deno.test("overlay: a change made to the workspace meanwhile is a conflict: the 
   // Wait for the command's write in its upper layer, then change the real file.
   const base = join(b.stateDir, "overlay");
   for (let i = 0; i < 300; i++) {
-    const dirs = [...Deno.readDirSync(base)].map((e) => join(base, e.name, "0", "u", "f.txt"));
+    const dirs = entries(base).map((e) => join(base, e.name, "0", "u", "f.txt"));
     if (dirs.some((p) => exists(p))) break;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -512,6 +511,27 @@ Deno.test("overlay: a change made to the workspace meanwhile is a conflict: the 
   );
   assertEquals(await Deno.readTextFile(join(b.root, "f.txt")), "theirs\n");
 });
+
+/** The entries of `dir` (sync: called from tests). */
+function entries(dir: string): Deno.DirEntry[] {
+  return [...Deno.readDirSync(dir)];
+}
+
+/** Permission bits of `path`. */
+function modeOf(path: string): number {
+  return (Deno.lstatSync(path).mode ?? 0) & 0o7777;
+}
+
+/** The inode of `path`. */
+function inode(path: string): number | null {
+  return Deno.lstatSync(path).ino;
+}
+
+/** This process's start time, field 22 of /proc/self/stat. */
+function startTime(): string {
+  const stat = Deno.readTextFileSync("/proc/self/stat");
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]!;
+}
 
 function exists(path: string): boolean {
   try {
@@ -533,7 +553,7 @@ Deno.test("overlay: a command killed by the timeout has its partial change set d
       "workspace)",
   );
   assertEquals(await tree(b.root), before);
-  assertEquals([...Deno.readDirSync(join(b.stateDir, "overlay"))], []);
+  assertEquals(entries(join(b.stateDir, "overlay")), []);
 });
 
 Deno.test("overlay: FIFOs and sockets the command makes are not applied, and named", async () => {
@@ -552,8 +572,8 @@ Deno.test("overlay: setuid and setgid bits never reach the workspace", async () 
   await using b = await bench({ "tool": { text: "#!/bin/sh\n", mode: 0o755 } });
   const result = await b.bash("cp tool new && chmod 6755 new tool");
   assertEquals(result.isError, false, result.output);
-  assertEquals((Deno.lstatSync(join(b.root, "new")).mode ?? 0) & 0o7777, 0o755);
-  assertEquals((Deno.lstatSync(join(b.root, "tool")).mode ?? 0) & 0o7777, 0o755);
+  assertEquals(modeOf(join(b.root, "new")), 0o755);
+  assertEquals(modeOf(join(b.root, "tool")), 0o755);
 });
 
 Deno.test("overlay: a scratch directory left by a dead process is removed by the next probe", async () => {
@@ -564,8 +584,7 @@ Deno.test("overlay: a scratch directory left by a dead process is removed by the
   await Deno.mkdir(join(stale, "0", "u", "locked"), { recursive: true });
   await Deno.chmod(join(stale, "0", "u"), 0o000);
   // One of a live process (this one) stays.
-  const stat = Deno.readTextFileSync("/proc/self/stat");
-  const start = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  const start = startTime();
   const live = join(base, `${Deno.pid}.${start}.99.live`);
   await Deno.mkdir(live);
   await resolveSandbox({ values: {}, stateDir: b.stateDir }, { PATH: ENV.PATH });
