@@ -94,10 +94,9 @@ try {
     XDG_CONFIG_HOME: join(home, "config"),
     XDG_DATA_HOME: join(home, "data"),
   };
-  const directEnv = {
-    ...env,
-    ...(Deno.env.get("DENO_DIR") ? { DENO_DIR: Deno.env.get("DENO_DIR")! } : {}),
-  };
+  // deno task cli runs from this machine's Deno cache, as a developer's does.
+  const info = JSON.parse(await run(Deno.execPath(), ["info", "--json"], network));
+  const directEnv = { ...env, DENO_DIR: info.denoDir as string };
   const bin = join(prefix, "bin", "rousseau");
   const task = (args: string[]) => () =>
     run(
