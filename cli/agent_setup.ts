@@ -50,6 +50,8 @@ export interface AgentFlags extends GlobalFlags, LimitFlags, PolicyFlags, Provid
   readonly session?: string;
   /** `-c` / `--continue`: continue the most recent session of this workspace. */
   readonly continue?: boolean;
+  /** `run -q`: nothing on stderr but errors (the note that no session was found included). */
+  readonly quiet?: boolean;
   /** `--resume [ID]`: continue a given session; bare (chat only), pick one. */
   readonly resume?: string | boolean;
   /** `--max-iterations N`. */
@@ -181,10 +183,11 @@ async function sessionToContinue(
     throw new UsageError(`${given.join(" and ")} cannot be used together; pick one`);
   }
   let found: SessionInfo | undefined;
+  const note = (text: string) => flags.quiet === true ? Promise.resolve() : writeStderr(text);
   if (flags.continue) {
     found = store.list().find((s) => s.workspace === workspace);
     if (found === undefined) {
-      await writeStderr(`rousseau: no earlier session in ${workspace}; starting a new one`);
+      await note(`rousseau: no earlier session in ${workspace}; starting a new one`);
       return undefined;
     }
   } else if (flags.resume === true) {
@@ -193,7 +196,7 @@ async function sessionToContinue(
       throw new UsageError("--resume: give a session id (see rousseau session list), or use -c");
     }
     if (mine.length === 0) {
-      await writeStderr(`rousseau: no earlier session in ${workspace}; starting a new one`);
+      await note(`rousseau: no earlier session in ${workspace}; starting a new one`);
       return undefined;
     }
     const id = await pick(mine);

@@ -56,6 +56,15 @@ Deno.test("run -q / --quiet: no layers header, the answer on stdout, nothing on 
     });
     assertEquals(out, { code: 0, stdout: "hello\n", stderr: "" });
   });
+  await t.step("-q -c in a workspace with no earlier session: not even the note", async () => {
+    await using server = startFakeOpenAI([{ text: "hello" }]);
+    await using ws = await tmpWorkspace();
+    const out = await runCli([...OPENAI, "run", "-q", "-c", "hi"], {
+      cwd: ws.root,
+      env: { OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "k" },
+    });
+    assertEquals(out, { code: 0, stdout: "hello\n", stderr: "" });
+  });
 });
 
 Deno.test("run: nothing listening on a loopback port fails at once with the hint, no retries", async () => {
