@@ -74,6 +74,7 @@ function buildSchema({ z }: ZodModule) {
         max_output_bytes: count.optional(),
         sandbox: z.enum(["auto", "bwrap", "none"]).optional(),
         overlay: z.enum(["auto", "off"]).optional(),
+        unprivileged: z.enum(["auto", "off"]).optional(),
         network: z.boolean().optional(),
         max_processes: count.optional(),
         hide: stringList.optional(),

@@ -140,6 +140,14 @@ export const KEY_DOCS: Readonly<Record<string, KeyDoc>> = {
       "reach the workspace only then. `off` binds the roots read-write (changes are " +
       "predicted from the command line; undo scans the workspace).",
   },
+  "tools.bash.unprivileged": {
+    default: "`auto`",
+    text: "When rousseau runs as root, `auto` runs sandboxed commands as the unprivileged uid " +
+      "65534 (`nobody`), the roots and the home directory mapped to it (idmapped mounts, made " +
+      "with perl): host files only root may read (`/etc/shadow`, `/root`, keys under `/etc` " +
+      "and `/var/lib`) stay unreadable. `off` keeps uid 0 in the sandbox (capabilities still " +
+      "dropped), which can read them.",
+  },
   "tools.bash.network": {
     default: "`false`",
     text: "Whether sandboxed commands get the network.",

@@ -12,9 +12,16 @@ import {
   DEFAULT_BASH_MAX_PROCESSES,
   DEFAULT_HIDDEN,
   type HiddenPath,
+  keyringFilter,
   type OverlaySetup,
+  reachable,
   type Sandbox,
   sandboxArgs,
+  sandboxCommand,
+  type ShellIdentity,
+  spawnSandboxed,
+  UNPRIVILEGED_ID,
+  UNSHARE_CALL,
 } from "../tools/hosting.ts";
 import type { Config } from "./config.ts";
 import { UsageError } from "./errors.ts";
@@ -32,6 +39,13 @@ export interface SandboxReport {
   readonly pidsProblem?: string;
   /** Under bwrap: why bash's changes are not observed through an overlay, when they are not. */
   readonly overlayProblem?: string;
+  /**
+   * Under bwrap as root: why the shell keeps uid 0 (and can read host files only root may
+   * read), when it does.
+   */
+  readonly identityProblem?: string;
+  /** Under bwrap: why the kernel keyring calls are not refused, when they are not. */
+  readonly keyringProblem?: string;
   /**
    * Unsandboxed only: why rousseau's environment (the provider key) is still readable by a
    * command running as the same user; undefined when it is not (non-dumpable).
@@ -94,6 +108,122 @@ async function usable(bwrap: string): Promise<{ disableUserns: boolean } | { pro
     }
   }
   return { problem };
+}
+
+/** Output of a sandboxed trial command, its stdin carrying the sandbox's seccomp filter. */
+async function trial(
+  sandbox: Sandbox,
+  program: string,
+  args: string[],
+  cwd?: string,
+): Promise<Deno.CommandOutput> {
+  return await spawnSandboxed(sandbox, program, {
+    args,
+    ...(cwd === undefined ? {} : { cwd }),
+    stdout: "piped",
+    stderr: "piped",
+    clearEnv: true,
+    env: { PATH: "/usr/bin:/bin:/usr/sbin:/sbin" },
+  }).output();
+}
+
+/** The keyring filter when bwrap loads it here, or why it is not used. */
+async function keyringWall(
+  bwrap: string,
+  disableUserns: boolean,
+): Promise<{ seccomp: Uint8Array } | { problem: string }> {
+  const seccomp = keyringFilter();
+  if (seccomp === undefined) {
+    return { problem: `no seccomp filter is known for this CPU (${Deno.build.arch})` };
+  }
+  const sandbox: Sandbox = { bwrap, network: false, hide: [], disableUserns, seccomp };
+  try {
+    // The trial line must fail the way the filter makes it: keyctl's own call refused.
+    const out = await trial(sandbox, bwrap, sandboxArgs(sandbox, [], "/", ["/bin/true"]));
+    if (out.success) return { seccomp };
+    const text = new TextDecoder().decode(out.stderr).trim();
+    return { problem: `bwrap cannot load a seccomp filter here: ${text || `exit ${out.code}`}` };
+  } catch (error) {
+    return { problem: (error as Error).message };
+  }
+}
+
+/**
+ * As root: whether the shell can run as the unprivileged uid here, checked by one trial in a
+ * scratch tree owned by root: the command writes there (its owner mapped), cannot read a 0600
+ * file of root's beside it, and what it made is root's on the host. The identity, or why not.
+ */
+async function probeIdentity(
+  sandbox: Sandbox,
+  config: SandboxConfig,
+  env: Readonly<Record<string, string>>,
+): Promise<{ identity: ShellIdentity } | { problem: string }> {
+  if (Deno.uid() !== 0) return { problem: "not root" };
+  if ((config.values.tools?.bash?.unprivileged ?? "auto") === "off") {
+    return { problem: "tools.bash.unprivileged: off" };
+  }
+  const path = `${env.PATH ?? "/usr/bin:/bin"}:/usr/bin:/bin:/usr/sbin:/sbin`;
+  const found = ["perl", "setpriv", "unshare"].map((name) => [name, findOnPath(name, path)]);
+  const missing = found.find(([, at]) => at === undefined);
+  if (missing !== undefined) {
+    return {
+      problem: `${missing[0]} is not installed (${
+        missing[0] === "perl" ? "Debian: perl-base" : "util-linux"
+      })`,
+    };
+  }
+  const unshareCall = UNSHARE_CALL[Deno.build.arch];
+  if (unshareCall === undefined) return { problem: `unknown CPU ${Deno.build.arch}` };
+  const [perl, setpriv, unshare] = found.map(([, at]) => at!) as [string, string, string];
+  const home = env.HOME !== undefined && env.HOME !== "/" && statKind(env.HOME) === "dir"
+    ? realPath(env.HOME)
+    : undefined;
+  const identity: ShellIdentity = {
+    perl,
+    setpriv,
+    unshare,
+    uid: UNPRIVILEGED_ID,
+    gid: UNPRIVILEGED_ID,
+    unshareCall,
+    ...(home === undefined ? {} : { home }),
+  };
+  let scratch: string | undefined;
+  try {
+    // A root owned by uid 1, holding a 0600 file of root's: the command must be able to
+    // write the root (its owner mapped to the shell) and not read root's file.
+    scratch = await Deno.makeTempDir({ prefix: "rousseau-identity-probe-" });
+    await Deno.writeTextFile(join(scratch, "root-only"), "x", { mode: 0o600 });
+    await Deno.chmod(scratch, 0o755);
+    await Deno.chown(scratch, 1, 1);
+    const probe: Sandbox = { ...sandbox, identity, hide: [], mask: [], expose: [] };
+    const { program, args } = sandboxCommand(probe, [scratch], scratch, [
+      "/bin/sh",
+      "-c",
+      "exec </dev/null; : > made || exit 3; cat root-only 2>/dev/null && exit 4; id -u",
+    ]);
+    const out = await trial(probe, program, args, scratch);
+    const text = new TextDecoder().decode(out.stdout).trim();
+    if (!out.success) {
+      const why = out.code === 3
+        ? "the mapped root was not writable"
+        : out.code === 4
+        ? "a file only root may read was readable"
+        : text.split("\n").at(-1) || new TextDecoder().decode(out.stderr).trim() ||
+          `exit status ${out.code}`;
+      return { problem: `the trial command failed: ${why}` };
+    }
+    const made = await Deno.lstat(join(scratch, "made"));
+    if (made.uid !== 1 || text !== "1") {
+      return {
+        problem: `the trial command's file was not the root owner's (uid ${made.uid}, id ${text})`,
+      };
+    }
+    return { identity };
+  } catch (error) {
+    return { problem: (error as Error).message };
+  } finally {
+    if (scratch !== undefined) await Deno.remove(scratch, { recursive: true }).catch(() => {});
+  }
 }
 
 function statKind(path: string): HiddenPath["kind"] | undefined {
@@ -321,25 +451,20 @@ async function probeOverlay(
     const overlay: OverlaySetup = { setpriv, unshare, mount, base, owner };
     lower = await Deno.makeTempDir({ prefix: "rousseau-overlay-probe-" });
     await Deno.writeTextFile(join(lower, "gone"), "x");
-    const prepared = prepareOverlay(overlay, [lower]);
+    const fitted = reachableOnly(sandbox, [lower]);
+    const prepared = prepareOverlay(overlay, [lower], {
+      ...(fitted.identity === undefined ? {} : { identity: fitted.identity }),
+    });
     scratch = prepared.dir;
     const args = prepared.argv(
-      sandbox.bwrap,
-      sandboxArgs(sandbox, [lower], lower, [
+      fitted.bwrap,
+      sandboxArgs(fitted, [lower], lower, [
         "/bin/sh",
         "-c",
-        "rm gone && mkdir made && : > made/new",
+        "exec </dev/null; rm gone && mkdir made && : > made/new",
       ]),
     );
-    const out = await new Deno.Command(prepared.program, {
-      args,
-      cwd: lower,
-      stdin: "null",
-      stdout: "null",
-      stderr: "piped",
-      clearEnv: true,
-      env: { PATH: "/usr/bin:/bin:/usr/sbin:/sbin" },
-    }).output();
+    const out = await trial(fitted, prepared.program, args, lower);
     const problem = setupProblem(prepared);
     if (problem !== undefined) return { problem: `overlayfs cannot be mounted here: ${problem}` };
     if (!out.success) {
@@ -389,7 +514,8 @@ export async function resolveSandbox(
   }
   const mask = maskedDirs();
   const { pids, problem } = pidsLimit(config);
-  const sandbox: Sandbox = {
+  const keyring = await keyringWall(bwrap!, found.disableUserns);
+  const plain: Sandbox = {
     bwrap: bwrap!,
     network,
     hide: hiddenPaths(config, env, mask),
@@ -397,7 +523,12 @@ export async function resolveSandbox(
     expose: resolverFiles(mask),
     disableUserns: found.disableUserns,
     ...(pids === undefined ? {} : { pids }),
+    ...("seccomp" in keyring ? { seccomp: keyring.seccomp } : {}),
   };
+  const unprivileged = await probeIdentity(plain, config, env);
+  const sandbox: Sandbox = "identity" in unprivileged
+    ? { ...plain, identity: unprivileged.identity }
+    : plain;
   const overlayMode = config.values.tools?.bash?.overlay ?? "auto";
   const probed = overlayMode === "off"
     ? { problem: "tools.bash.overlay: off" }
@@ -412,6 +543,8 @@ export async function resolveSandbox(
       `paths hidden; ${overlay === undefined ? "changes predicted" : "changes observed"})`,
     ...(problem === undefined ? {} : { pidsProblem: problem }),
     ...("problem" in probed ? { overlayProblem: probed.problem } : {}),
+    ...("problem" in unprivileged ? { identityProblem: unprivileged.problem } : {}),
+    ...("problem" in keyring ? { keyringProblem: keyring.problem } : {}),
   };
 }
 
@@ -425,6 +558,7 @@ export function sandboxForRoots(
   sandbox: Sandbox,
   roots: readonly string[],
 ): { sandbox: Sandbox; overlayProblem?: string } {
+  sandbox = reachableOnly(sandbox, roots);
   const overlay = sandbox.overlay;
   if (overlay === undefined) return { sandbox };
   const nested = roots.find((root) => under(overlay.base, root) || under(root, overlay.base));
@@ -442,6 +576,18 @@ export function sandboxForRoots(
   if (problem === undefined) return { sandbox };
   const { overlay: _, ...rest } = sandbox;
   return { sandbox: rest, overlayProblem: problem };
+}
+
+/**
+ * With an unprivileged shell, the hidden paths it could reach: bwrap runs as its uid, and
+ * could no more cover a path under a directory closed to it than the command could read one.
+ */
+function reachableOnly(sandbox: Sandbox, roots: readonly string[]): Sandbox {
+  const identity = sandbox.identity;
+  if (identity === undefined) return sandbox;
+  const mapped = [...roots, ...(identity.home === undefined ? [] : [identity.home])];
+  const hide = sandbox.hide.filter((h) => reachable(h.path, mapped));
+  return hide.length === sandbox.hide.length ? sandbox : { ...sandbox, hide };
 }
 
 /** The first mount point strictly inside one of `roots` (from /proc/self/mountinfo). */
@@ -476,6 +622,8 @@ export interface SandboxProbe {
   readonly visible: readonly string[];
   /** Entries left in the masked directories (the re-exposed resolver file's aside). */
   readonly maskedEntries: number;
+  /** Whether the shell could read /etc/shadow (undefined: the host has none). */
+  readonly shadowReadable?: boolean;
 }
 
 /** Runs one command in `sandbox` over `roots` and reports what it could see and do. */
@@ -485,10 +633,11 @@ export async function probeSandbox(
 ): Promise<SandboxProbe> {
   const script = [
     "exec 2>/dev/null",
-    '[ -n "$1" ] && { echo $$ > "$1" || echo pids=failed; }',
+    'case "$1" in j:*) echo $$ > "${1#j:}" || echo pids=failed ;; esac',
     "grep -E '^(CapEff|NoNewPrivs):' /proc/self/status",
     "if command -v unshare >/dev/null; then unshare -U true && echo userns=yes || echo userns=no; fi",
-    '[ -n "$1" ] && echo pidsmax=$(cat "$(dirname "$1")/pids.max")',
+    '[ -n "$1" ] && echo pidsmax=$(cat "$(dirname "${1#?:}")/pids.max")',
+    "[ -e /etc/shadow ] && { head -c 1 /etc/shadow >/dev/null && echo shadow=readable || echo shadow=unreadable; }",
     'shift; for p in "$@"; do case "$p" in',
     '  d:*) [ -z "$(ls -A "${p#d:}")" ] || echo "visible=${p#d:}" ;;',
     '  f:*) [ -z "$(head -c 1 "${p#f:}")" ] || echo "visible=${p#f:}" ;;',
@@ -496,26 +645,23 @@ export async function probeSandbox(
     "esac; done",
     "true",
   ].join("\n");
-  const procs = sandbox.pids === undefined ? "" : `${sandbox.pids.dir}/cgroup.procs`;
+  // `j:` the shell joins the pids cgroup itself; `r:` the set-up joined it (unprivileged).
+  const procs = sandbox.pids === undefined
+    ? ""
+    : `${sandbox.identity === undefined ? "j" : "r"}:${sandbox.pids.dir}/cgroup.procs`;
   const checks = [
     ...sandbox.hide.map((h) => `${h.kind === "dir" ? "d" : "f"}:${h.path}`),
     ...(sandbox.mask ?? []).map((m) => `m:${m}`),
   ];
-  const out = await new Deno.Command(sandbox.bwrap, {
-    args: sandboxArgs(sandbox, roots, roots[0] ?? "/", [
-      "/bin/sh",
-      "-c",
-      script,
-      "/bin/sh",
-      procs,
-      ...checks,
-    ]),
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    clearEnv: true,
-    env: { PATH: "/usr/bin:/bin:/usr/sbin:/sbin" },
-  }).output();
+  const { program, args } = sandboxCommand(sandbox, roots, roots[0] ?? "/", [
+    "/bin/sh",
+    "-c",
+    `exec </dev/null\n${script}`,
+    "/bin/sh",
+    procs,
+    ...checks,
+  ]);
+  const out = await trial(sandbox, program, args);
   const text = new TextDecoder().decode(out.stdout);
   if (!out.success) {
     throw new Error(
@@ -531,6 +677,7 @@ export async function probeSandbox(
     noNewPrivs: field("NoNewPrivs") === "1",
     ...(userns === undefined ? {} : { userns: userns === "yes" }),
     ...(pidsMax === undefined || pidsMax === "" ? {} : { pidsMax }),
+    ...(field("shadow") === undefined ? {} : { shadowReadable: field("shadow") === "readable" }),
     visible: [...text.matchAll(/^visible=(.*)$/gm)].map((m) => m[1]!),
     maskedEntries: [...text.matchAll(/^masked=(\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0) -
       exposedTops.size,

@@ -28,11 +28,20 @@
  * @module
  */
 
-import { closeSync, constants, fstatSync, openSync, readSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lchownSync,
+  openSync,
+  readSync,
+  writeSync,
+} from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { isProtected } from "./_paths.ts";
 import { osReason } from "./_os_error.ts";
 import type { Workspace } from "./types.ts";
+import { dropArgv, idmapArgv, namespaceArgv, type ShellIdentity } from "./_identity.ts";
 
 /** What the overlay needs; present on the sandbox when overlays work here. */
 export interface OverlaySetup {
@@ -99,32 +108,42 @@ export interface PreparedOverlay {
    * seconds, so a change of mode alone within the command's first second goes unseen.
    */
   readonly stamp: { readonly mtime: number; readonly ctime: number };
+  /**
+   * With an unprivileged shell, the owner of each root: what the command creates is stored
+   * in the upper layer as the shell's uid, and becomes the root owner's when applied.
+   */
+  readonly owners?: readonly { readonly uid: number; readonly gid: number }[];
   /** The arguments of `program` that mount the overlays, run bwrap, then list deletions. */
   argv(bwrap: string, bwrapArgs: readonly string[]): string[];
 }
 
 /**
  * Run by `/bin/sh` inside the new namespaces: `$1` mount(8), `$2` the scratch directory, `$3`
- * how many roots, then the roots, then bwrap's argv. Writes `ready` once every overlay is
+ * how many roots, `$4` `bind` (bind each root read-only as its lower layer) or `mapped` (the
+ * idmapping program mounted them already), `$5` the pids cgroup's member list to join or
+ * "", then the roots, then bwrap's argv. Writes `ready` once every overlay is
  * mounted (its absence with an `error` file means the set-up failed), runs bwrap, then writes
  * each root's `listing`: `X<dir>/<name>\0` for each name below (in the lower layer) of a
  * directory of the upper layer that the merged view no longer has — a deletion. An empty
  * upper layer needs no listing. Only shell built-ins run per directory.
  */
 const OUTER = `
-m=$1 d=$2 n=$3
-shift 3
+m=$1 d=$2 n=$3 b=$4 j=$5
+shift 5
 i=0
 for r; do
   [ "$i" -lt "$n" ] || break
   eval "r_$i=\\$r"
-  "$m" --bind -o ro -- "$r" "$d/$i/l" 2>>"$d/error" &&
-    "$m" -t overlay overlay -o "lowerdir=$d/$i/l,upperdir=$d/$i/u,workdir=$d/$i/w,userxattr" -- "$r" 2>>"$d/error" ||
+  if [ "$b" = bind ]; then "$m" --bind -o ro -- "$r" "$d/$i/l" 2>>"$d/error" || exit 125; fi
+  "$m" -t overlay overlay -o "lowerdir=$d/$i/l,upperdir=$d/$i/u,workdir=$d/$i/w,userxattr" -- "$r" 2>>"$d/error" ||
     exit 125
   i=$((i + 1))
 done
 shift "$n"
 : > "$d/ready"
+if [ -n "$j" ]; then
+  { echo $$ > "$j"; } 2>/dev/null || { echo "bash: cannot join the process-limit cgroup $j"; exit 125; }
+fi
 "$@"
 rc=$?
 i=0
@@ -169,7 +188,12 @@ let sequence = 0;
  * makes symbolic links only with unscoped permissions). Throws with the
  * reason when the scratch directory cannot be made.
  */
-export function prepareOverlay(setup: OverlaySetup, roots: readonly string[]): PreparedOverlay {
+export function prepareOverlay(
+  setup: OverlaySetup,
+  roots: readonly string[],
+  options: { identity?: ShellIdentity; procs?: string } = {},
+): PreparedOverlay {
+  const { identity, procs } = options;
   const random = crypto.getRandomValues(new Uint32Array(1))[0]!.toString(36);
   const dir = join(setup.base, `${setup.owner}.${++sequence}.${random}`);
   Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -179,6 +203,8 @@ export function prepareOverlay(setup: OverlaySetup, roots: readonly string[]): P
       Deno.mkdirSync(at, { mode: 0o700 });
       Deno.mkdirSync(join(at, "u"), { mode: 0o700 });
       Deno.chmodSync(join(at, "u"), (Deno.statSync(root).mode ?? 0o755) & 0o7777);
+      // The merged root takes the upper layer's owner: the shell's, as the lower layer shows.
+      if (identity !== undefined) Deno.chownSync(join(at, "u"), identity.uid, identity.gid);
       Deno.mkdirSync(join(at, "w"), { mode: 0o700 });
       Deno.mkdirSync(join(at, "l"), { mode: 0o700 });
     });
@@ -192,38 +218,60 @@ export function prepareOverlay(setup: OverlaySetup, roots: readonly string[]): P
     mtime: made.mtime?.getTime() ?? Date.now(),
     ctime: made.ctime?.getTime() ?? Date.now(),
   };
+  const owners = identity === undefined ? undefined : roots.map((root) => {
+    const info = Deno.statSync(root);
+    return { uid: info.uid ?? 0, gid: info.gid ?? 0 };
+  });
+  const outer = (mode: "bind" | "mapped", run: readonly string[]) => [
+    "/bin/sh",
+    "-c",
+    OUTER,
+    "/bin/sh",
+    setup.mount,
+    dir,
+    String(roots.length),
+    mode,
+    mode === "mapped" ? procs ?? "" : "",
+    ...roots,
+    ...run,
+  ];
   return {
     dir,
     program: setup.setpriv,
     roots,
     stamp,
-    argv: (bwrap, bwrapArgs) => [
-      "--pdeathsig",
-      "KILL",
-      "--",
-      setup.unshare,
-      "--user",
-      "--map-root-user",
-      "--mount",
-      // Its own PID namespace, whose init (the shell) unshare kills when it dies: killing
-      // unshare ends the shell, bwrap and the command together. bwrap's --die-with-parent
-      // alone does not hold once bwrap has changed its credentials.
-      "--pid",
-      "--fork",
-      "--kill-child=SIGKILL",
-      "--propagation",
-      "private",
-      "/bin/sh",
-      "-c",
-      OUTER,
-      "/bin/sh",
-      setup.mount,
-      dir,
-      String(roots.length),
-      ...roots,
-      bwrap,
-      ...bwrapArgs,
-    ],
+    ...(owners === undefined ? {} : { owners }),
+    argv: (bwrap, bwrapArgs) =>
+      identity !== undefined
+        ? [
+          // As real root (idmapping needs it): the lower layers are the roots mapped to the
+          // shell's uid, read-only; the shell then drops to that uid before bwrap.
+          ...namespaceArgv(identity),
+          ...idmapArgv(
+            identity,
+            roots.map((root, i) => ({ src: root, dst: join(dir, String(i), "l"), readOnly: true })),
+            undefined,
+            outer("mapped", [...dropArgv(identity), bwrap, ...bwrapArgs]),
+          ),
+        ]
+        : [
+          "--pdeathsig",
+          "KILL",
+          "--",
+          setup.unshare,
+          "--user",
+          "--map-root-user",
+          "--mount",
+          // Its own PID namespace, whose init (the shell) unshare kills when it dies: killing
+          // unshare ends the shell, bwrap and the command together. bwrap's --die-with-parent
+          // alone does not hold once bwrap has changed its credentials.
+          "--pid",
+          "--fork",
+          "--kill-child=SIGKILL",
+          "--propagation",
+          "private",
+          ...outer("bind", [bwrap, ...bwrapArgs]),
+        ],
   };
 }
 
@@ -519,6 +567,17 @@ function checkParent(path: string): void {
   if (real !== parent) throw new ApplyError(`${parent} is no longer a directory of the workspace`);
 }
 
+/**
+ * Gives a new entry the owner of its root, when the shell was unprivileged (the upper layer
+ * stored it as the shell's uid); otherwise it keeps the creator's, rousseau's.
+ */
+function ownNew(prepared: PreparedOverlay, path: string, at: string = path): void {
+  if (prepared.owners === undefined) return;
+  const i = prepared.roots.findIndex((root) => path === root || under(path, root));
+  const owner = prepared.owners[i];
+  if (owner !== undefined) lchownSync(at, owner.uid, owner.gid);
+}
+
 /** What standing in for one file or link until the commit renames it into place. */
 interface Staged {
   readonly change: ObservedChange;
@@ -582,6 +641,11 @@ export function applyChanges(
         } catch { /* only root gives a file away */ }
       }
     }
+    if (change.status === "A" || change.replaces !== undefined) {
+      ownNew(prepared, change.path, temp);
+      // chown clears setuid/setgid; the mode is set again (they never reach the workspace).
+      if (change.kind === "file") Deno.chmodSync(temp, change.mode! & 0o1777);
+    }
     item.temp = temp;
   };
   try {
@@ -593,6 +657,7 @@ export function applyChanges(
       if (change.kind === "dir" && change.status === "A") {
         checkParent(change.path);
         Deno.mkdirSync(change.path, { mode: 0o700 });
+        ownNew(prepared, change.path);
         made.push(change.path);
       } else if (change.kind !== "dir" && change.status !== "D") {
         const item: Staged = { change };
@@ -624,7 +689,10 @@ export function applyChanges(
       } else if (change.status === "D") Deno.removeSync(change.path);
       if (change.kind === "dir" && change.status !== "D") {
         if (!made.includes(change.path)) {
-          if (change.replaces !== undefined) Deno.mkdirSync(change.path, { mode: 0o700 });
+          if (change.replaces !== undefined) {
+            Deno.mkdirSync(change.path, { mode: 0o700 });
+            ownNew(prepared, change.path);
+          }
         }
         Deno.chmodSync(change.path, change.mode!);
       } else if (change.status !== "D") {

@@ -13,6 +13,7 @@
  */
 
 import type { OverlaySetup } from "./_overlay.ts";
+import { dropArgv, idmapArgv, insideIds, namespaceArgv, type ShellIdentity } from "./_identity.ts";
 
 /** A path to hide, already resolved by the caller. */
 export interface HiddenPath {
@@ -57,6 +58,16 @@ export interface Sandbox {
    * once judged (see `_overlay.ts`); otherwise the roots are bound read-write.
    */
   readonly overlay?: OverlaySetup;
+  /**
+   * When set (rousseau runs as root), the shell runs as an unprivileged host uid, the roots
+   * mapped to it (see `_identity.ts`); otherwise it keeps rousseau's uid.
+   */
+  readonly identity?: ShellIdentity;
+  /**
+   * The seccomp filter bwrap loads (`--seccomp 0`, fed on the command's stdin): the kernel
+   * keyring calls refused (see `_seccomp.ts`). Absent: no filter.
+   */
+  readonly seccomp?: Uint8Array;
 }
 
 /** Credential paths hidden by default, relative to the home directory. */
@@ -104,6 +115,75 @@ function pinned(hide: readonly HiddenPath[], roots: readonly string[]): string[]
 export const CGROUP_PROCS = "cgroup.procs";
 
 /**
+ * The pids cgroup's member list when the command must join it from inside the sandbox; an
+ * unprivileged shell cannot (the cgroup tree is root's), so the namespace set-up joins it
+ * before dropping to the shell's uid, and everything it starts is counted from there.
+ */
+export function procsToJoinInside(sandbox: Sandbox | undefined): string | undefined {
+  return sandbox?.pids === undefined || sandbox.identity !== undefined
+    ? undefined
+    : `${sandbox.pids.dir}/${CGROUP_PROCS}`;
+}
+
+/** The pids cgroup's member list the namespace set-up joins (unprivileged shell only). */
+export function procsToJoinOutside(sandbox: Sandbox): string | undefined {
+  return sandbox.pids === undefined || sandbox.identity === undefined
+    ? undefined
+    : `${sandbox.pids.dir}/${CGROUP_PROCS}`;
+}
+
+/**
+ * The program and arguments that run `argv` in the sandbox without an overlay: bwrap itself,
+ * or, with an unprivileged shell, setpriv → unshare → the idmapping perl program (the roots
+ * mapped read-write in place) → setpriv dropping to the shell's uid → bwrap.
+ */
+export function sandboxCommand(
+  sandbox: Sandbox,
+  roots: readonly string[],
+  cwd: string,
+  argv: readonly string[],
+): { program: string; args: string[] } {
+  const args = sandboxArgs(sandbox, roots, cwd, argv);
+  const identity = sandbox.identity;
+  if (identity === undefined) return { program: sandbox.bwrap, args };
+  return {
+    program: identity.setpriv,
+    args: [
+      ...namespaceArgv(identity),
+      ...idmapArgv(
+        identity,
+        roots.map((root) => ({ src: root, dst: root, readOnly: false })),
+        procsToJoinOutside(sandbox),
+        [...dropArgv(identity), sandbox.bwrap, ...args],
+      ),
+    ],
+  };
+}
+
+/**
+ * Starts a sandboxed command (`program`/`options` from {@linkcode sandboxCommand} or the
+ * overlay): with a seccomp filter, stdin is a pipe that carries the filter to bwrap and then
+ * ends (the command's own stdin is /dev/null: `bash.ts` redirects it).
+ */
+export function spawnSandboxed(
+  sandbox: Sandbox,
+  program: string,
+  options: Omit<Deno.CommandOptions, "stdin">,
+): Deno.ChildProcess {
+  const filter = sandbox.seccomp;
+  const child = new Deno.Command(program, {
+    ...options,
+    stdin: filter === undefined ? "null" : "piped",
+  }).spawn();
+  if (filter !== undefined) {
+    const writer = child.stdin.getWriter();
+    // The filter is a few hundred bytes: it fits the pipe, so this never waits on bwrap.
+    writer.write(filter).then(() => writer.close()).catch(() => {});
+  }
+  return child;
+}
+
+/**
  * The bwrap arguments that run `argv` inside the sandbox, in `cwd`. With a pids limit, the
  * cgroup's member list is the only writable file of the cgroup tree inside; `argv` must
  * write its own pid there first (`bash.ts` does), so every process it starts is counted.
@@ -139,14 +219,15 @@ export function sandboxArgs(
     if (hidden.kind === "dir") args.push("--tmpfs", hidden.path, "--remount-ro", hidden.path);
     else args.push("--ro-bind", "/dev/null", hidden.path);
   }
-  if (sandbox.pids !== undefined) {
-    const procs = `${sandbox.pids.dir}/${CGROUP_PROCS}`;
-    args.push("--bind", procs, procs);
-  }
+  const procs = procsToJoinInside(sandbox);
+  if (procs !== undefined) args.push("--bind", procs, procs);
+  // An unprivileged shell sees itself as the workspace owner (its uid is mapped to that).
+  const ids = sandbox.identity === undefined ? undefined : insideIds(roots);
   args.push(
     // No capability, as root too: a user namespace (uid and gid stay those of the caller),
     // every capability dropped, and no way to make a new user namespace to regain them.
     "--unshare-user",
+    ...(ids === undefined ? [] : ["--uid", String(ids.uid), "--gid", String(ids.gid)]),
     "--cap-drop",
     "ALL",
     ...(sandbox.disableUserns ? ["--disable-userns", "--assert-userns-disabled"] : []),
@@ -155,8 +236,9 @@ export function sandboxArgs(
     "--unshare-uts",
     // A cgroup namespace would make the pids cgroup unreachable for the command's first
     // step (joining it); without a limit it only hides cgroup paths.
-    ...(sandbox.pids === undefined ? ["--unshare-cgroup-try"] : []),
+    ...(procs === undefined ? ["--unshare-cgroup-try"] : []),
     ...(sandbox.network ? [] : ["--unshare-net"]),
+    ...(sandbox.seccomp === undefined ? [] : ["--seccomp", "0"]),
     "--die-with-parent",
     "--new-session",
     "--chdir",

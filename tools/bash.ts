@@ -19,7 +19,14 @@
 import { defineTool, ToolError } from "./define.ts";
 import { parseFields, requireNonEmpty } from "./_input.ts";
 import { HeadTail } from "./_truncate.ts";
-import { CGROUP_PROCS, type Sandbox, sandboxArgs } from "./_sandbox.ts";
+import {
+  procsToJoinInside,
+  procsToJoinOutside,
+  type Sandbox,
+  sandboxArgs,
+  sandboxCommand,
+  spawnSandboxed,
+} from "./_sandbox.ts";
 import {
   applyChanges,
   ApplyError,
@@ -260,18 +267,20 @@ function findSetsid(): Promise<string | undefined> {
  */
 function shellArgv(command: string, setsid: string | undefined, sandbox?: Sandbox): string[] {
   const exec = setsid === undefined ? 'exec "$0" -c -- "$1"' : 'exec "$2" "$0" -c -- "$1"';
-  const join = sandbox?.pids === undefined
+  const procs = procsToJoinInside(sandbox);
+  const join = procs === undefined
     ? ""
     : '{ echo $$ > "$3"; } 2>/dev/null || { echo "bash: cannot join the process-limit cgroup ' +
       '$3"; exit 125; }; ';
+  // stdin is /dev/null: under a seccomp filter it was the pipe that carried the filter.
   return [
     SHELL,
     "-c",
-    `exec 2>&1; ${join}${exec}`,
+    `exec </dev/null 2>&1; ${join}${exec}`,
     SHELL,
     command,
     setsid ?? "",
-    sandbox?.pids === undefined ? "" : `${sandbox.pids.dir}/${CGROUP_PROCS}`,
+    procs ?? "",
   ];
 }
 
@@ -281,7 +290,10 @@ async function runCommand(input: BashInput, context: ToolContext): Promise<strin
   signal.throwIfAborted();
   let prepared: PreparedOverlay;
   try {
-    prepared = prepareOverlay(sandbox.overlay, workspace.roots);
+    prepared = prepareOverlay(sandbox.overlay, workspace.roots, {
+      ...(sandbox.identity === undefined ? {} : { identity: sandbox.identity }),
+      ...(procsToJoinOutside(sandbox) === undefined ? {} : { procs: procsToJoinOutside(sandbox)! }),
+    });
   } catch (error) {
     throw new ToolError(
       NAME,
@@ -373,22 +385,28 @@ async function runShell(
   const setsid = sandbox === undefined ? await findSetsid() : undefined;
   signal.throwIfAborted();
   const shell = shellArgv(command, setsid, sandbox);
-  const bwrapArgs = sandbox ? sandboxArgs(sandbox, workspace.roots, cwd, shell) : undefined;
-  const child = new Deno.Command(
-    prepared ? prepared.program : sandbox?.bwrap ?? SHELL,
-    {
-      args: prepared ? prepared.argv(sandbox!.bwrap, bwrapArgs!) : bwrapArgs ?? shell.slice(1),
-      cwd,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "null",
-      clearEnv: true,
-      // Under the overlay, git's opportunistic index refresh (`git status`) would be a write
-      // to judge like any other: ask git not to make it.
-      env: prepared ? { ...env, GIT_OPTIONAL_LOCKS: "0" } : { ...env },
-      detached: setsid === undefined,
-    },
-  ).spawn();
+  const { program, args } = sandbox === undefined
+    ? { program: SHELL, args: shell.slice(1) }
+    : prepared !== undefined
+    ? {
+      program: prepared.program,
+      args: prepared.argv(sandbox.bwrap, sandboxArgs(sandbox, workspace.roots, cwd, shell)),
+    }
+    : sandboxCommand(sandbox, workspace.roots, cwd, shell);
+  const options: Omit<Deno.CommandOptions, "stdin"> = {
+    args,
+    cwd,
+    stdout: "piped",
+    stderr: "null",
+    clearEnv: true,
+    // Under the overlay, git's opportunistic index refresh (`git status`) would be a write
+    // to judge like any other: ask git not to make it.
+    env: prepared ? { ...env, GIT_OPTIONAL_LOCKS: "0" } : { ...env },
+    detached: setsid === undefined,
+  };
+  const child = sandbox === undefined
+    ? new Deno.Command(program, { ...options, stdin: "null" }).spawn()
+    : spawnSandboxed(sandbox, program, options);
 
   const output = new HeadTail(limits.bashMaxOutputBytes);
   type End = "exit" | "timeout" | "cancel";

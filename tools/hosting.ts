@@ -38,4 +38,8 @@ export {
   type PidsLimit,
   type Sandbox,
   sandboxArgs,
+  sandboxCommand,
+  spawnSandboxed,
 } from "./_sandbox.ts";
+export { reachable, type ShellIdentity, UNPRIVILEGED_ID, UNSHARE_CALL } from "./_identity.ts";
+export { keyringFilter } from "./_seccomp.ts";

@@ -50,6 +50,8 @@ export function derivePermissions(
       ? []
       : overlay !== undefined
       ? [overlay.setpriv]
+      : options.sandbox?.identity !== undefined
+      ? [options.sandbox.identity.setpriv]
       : [options.sandbox?.bwrap ?? "/bin/sh"],
     net: false,
     env: false,

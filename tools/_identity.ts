@@ -1,0 +1,239 @@
+/**
+ * The shell's identity when rousseau runs as root: an unprivileged host uid (`nobody` by
+ * default), so that every host file only root may read — `/etc/shadow`, `/root`, 0600 keys
+ * under `/etc` and `/var/lib` — is unreadable to the command, as it is to any normal user.
+ * Dropping capabilities is not enough: a shell whose uid is 0 owns those files.
+ *
+ * The workspace stays writable through idmapped mounts: each root, and the home directory
+ * (read-only: toolchains live there), is mounted over itself with its owner mapped to the
+ * shell's uid, so the command owns what the workspace owner owns, and what it creates is
+ * stored as the workspace owner's. Inside the sandbox the shell sees itself as that owner
+ * (bwrap `--uid`/`--gid`), so `id -u`, git's `safe.directory` check and file listings of the
+ * workspace read as before; files owned by anyone else read as `nobody`.
+ *
+ * The mounts need system calls no util-linux before 2.39 offers (`open_tree`,
+ * `mount_setattr`, `move_mount`): a short perl program makes them (perl-base is part of
+ * every Debian and Ubuntu system), inside a mount namespace of its own made by unshare(1),
+ * as real root — idmapping a filesystem requires CAP_SYS_ADMIN over it.
+ *
+ * Hazards:
+ * - Only the owner of each mapped tree is mapped: a file in the workspace owned by another
+ *   uid can be read and written only as its "other" permission bits allow.
+ * - The home directory's own mount is mapped, not mounts below it (they show as empty
+ *   directories); the roots are mounted after it, so a root inside the home is unaffected.
+ * - A hidden path or socket the shell's uid could not reach anyway is not covered (bwrap,
+ *   running as that uid, could not reach it either): see `reachable`.
+ *
+ * @module
+ */
+
+/** How the shell is made unprivileged; present on the sandbox when it works here. */
+export interface ShellIdentity {
+  /** Absolute path of perl, which makes the idmapped mounts. */
+  readonly perl: string;
+  /** Absolute path of setpriv(1), which drops to `uid`/`gid` and kills with the parent. */
+  readonly setpriv: string;
+  /** Absolute path of unshare(1), which makes the mount and PID namespaces. */
+  readonly unshare: string;
+  /** The host uid and gid the shell runs as. */
+  readonly uid: number;
+  readonly gid: number;
+  /** The home directory, shown read-only with its owner mapped; undefined: not mapped. */
+  readonly home?: string;
+  /** `unshare(2)`'s number on this CPU (the perl program makes the mapping's namespace). */
+  readonly unshareCall: number;
+}
+
+/** The uid and gid the shell runs as: `nobody`/`nogroup`, reserved on every Linux system. */
+export const UNPRIVILEGED_ID = 65534;
+
+/** `unshare(2)` per CPU, for the perl program (the mount calls share one numbering). */
+export const UNSHARE_CALL: Readonly<Record<string, number>> = { x86_64: 272, aarch64: 97 };
+
+/**
+ * The perl program. Arguments: the shell's uid and gid, `unshare(2)`'s number, the cgroup
+ * member list to join ("" for none), the number of mounts, then per mount its tree's owner
+ * uid and gid, `ro` or `rw`, the source and the mount point; then `--` and the argv to exec
+ * (none: exit 0 once mounted). All trees are cloned before any is mounted, so a root inside
+ * the home directory is cloned from the host's tree, not from the mapped home. Failures
+ * print one line, `bash: …`, on stdout (the tool's output) and exit 125.
+ */
+export const IDMAP_PERL = String.raw`
+use strict;
+use POSIX ();
+$| = 1;
+my ($uid, $gid, $unshare, $procs, $n) = splice(@ARGV, 0, 5);
+sub fail { print "bash: the unprivileged shell could not be set up: $_[0]\n"; POSIX::_exit(125) }
+my %userns;
+sub mapping {
+  my ($owner, $group) = @_;
+  my $key = "$owner:$group";
+  return $userns{$key} if $userns{$key};
+  pipe(my $ready_r, my $ready_w) or fail("pipe: $!");
+  pipe(my $done_r, my $done_w) or fail("pipe: $!");
+  my $pid = fork() // fail("fork: $!");
+  if ($pid == 0) {
+    close $ready_r; close $done_w;
+    syscall($unshare, 0x10000000) == 0 or POSIX::_exit(1);
+    syswrite $ready_w, "x"; close $ready_w;
+    sysread $done_r, my $x, 1;
+    POSIX::_exit(0);
+  }
+  close $ready_w; close $done_r;
+  sysread($ready_r, my $x, 1) == 1 or fail("a user namespace for the id mapping could not be made");
+  for (["uid_map", "$owner $uid 1"], ["setgroups", "deny"], ["gid_map", "$group $gid 1"]) {
+    open(my $f, ">", "/proc/$pid/$_->[0]") or fail("/proc/$pid/$_->[0]: $!");
+    print $f $_->[1]; close $f or fail("writing $_->[0]: $!");
+  }
+  open(my $ns, "<", "/proc/$pid/ns/user") or fail("/proc/$pid/ns/user: $!");
+  close $done_w; waitpid($pid, 0);
+  return $userns{$key} = $ns;
+}
+my @trees;
+for (1 .. $n) {
+  my ($owner, $group, $mode, $src, $dst) = splice(@ARGV, 0, 5);
+  my $path = $src;
+  # open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)
+  my $fd = syscall(428, -100, $path, 1 | 0x80000);
+  $fd >= 0 or fail("$src cannot be cloned: $!");
+  # MOUNT_ATTR_IDMAP | NOSUID | NODEV, and RDONLY for ro
+  my $attr = pack("QQQQ", 0x00100000 | 0x2 | 0x4 | ($mode eq "ro" ? 0x1 : 0), 0, 0,
+    fileno(mapping($owner, $group)));
+  my $empty = "";
+  # mount_setattr(fd, "", AT_EMPTY_PATH, &attr, sizeof attr)
+  syscall(442, $fd, $empty, 0x1000, $attr, 32) == 0
+    or fail("$src cannot be mounted with its owner mapped: $!");
+  push @trees, [$fd, $dst];
+}
+for (@trees) {
+  my ($fd, $dst) = @$_;
+  my $empty = "";
+  # move_mount(fd, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH)
+  syscall(429, $fd, $empty, -100, $dst, 4) == 0 or fail("$dst cannot be mounted over: $!");
+  POSIX::close($fd);
+}
+if ($procs ne "") {
+  my $f;
+  open($f, ">", $procs) && print($f "$$") && close($f)
+    or do { print "bash: cannot join the process-limit cgroup $procs\n"; POSIX::_exit(125) };
+}
+shift @ARGV if @ARGV && $ARGV[0] eq "--";
+exit 0 unless @ARGV;
+exec { $ARGV[0] } @ARGV or fail("$ARGV[0]: $!");
+`;
+
+/** One tree to mount over a path with its owner mapped to the shell's uid. */
+export interface MappedTree {
+  readonly src: string;
+  readonly dst: string;
+  readonly readOnly: boolean;
+}
+
+/** The owner of `path` (following links), or undefined when it cannot be read. */
+function ownerOf(path: string): { uid: number; gid: number } | undefined {
+  try {
+    const info = Deno.statSync(path);
+    return info.uid === null || info.gid === null ? undefined : { uid: info.uid, gid: info.gid };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The perl argv that mounts `trees` (the home directory first when it is mapped and the
+ * caller did not list it), joins `procs` when given, then execs `exec` (if any).
+ */
+export function idmapArgv(
+  identity: ShellIdentity,
+  trees: readonly MappedTree[],
+  procs: string | undefined,
+  exec: readonly string[],
+): string[] {
+  const all = identity.home === undefined || trees.some((t) => t.dst === identity.home)
+    ? trees
+    : [{ src: identity.home, dst: identity.home, readOnly: true }, ...trees];
+  const spec: string[] = [];
+  for (const tree of all) {
+    const owner = ownerOf(tree.src) ?? { uid: 0, gid: 0 };
+    spec.push(
+      String(owner.uid),
+      String(owner.gid),
+      tree.readOnly ? "ro" : "rw",
+      tree.src,
+      tree.dst,
+    );
+  }
+  return [
+    identity.perl,
+    "-e",
+    IDMAP_PERL,
+    String(identity.uid),
+    String(identity.gid),
+    String(identity.unshareCall),
+    procs ?? "",
+    String(all.length),
+    ...spec,
+    "--",
+    ...exec,
+  ];
+}
+
+/**
+ * The argv prefix that makes a private mount and PID namespace as real root, dying with
+ * rousseau (setpriv's parent-death signal) and taking everything in it along (unshare kills
+ * the namespace's init when it dies).
+ */
+export function namespaceArgv(identity: Pick<ShellIdentity, "unshare">): string[] {
+  return [
+    "--pdeathsig",
+    "KILL",
+    "--",
+    identity.unshare,
+    "--mount",
+    "--pid",
+    "--fork",
+    "--kill-child=SIGKILL",
+    // A /proc of the new PID namespace: the perl program writes its helper's id maps there.
+    "--mount-proc",
+    "--propagation",
+    "private",
+  ];
+}
+
+/** The argv prefix that runs the rest as the shell's uid and gid, with no other groups. */
+export function dropArgv(identity: ShellIdentity): string[] {
+  return [
+    identity.setpriv,
+    "--reuid",
+    String(identity.uid),
+    "--regid",
+    String(identity.gid),
+    "--clear-groups",
+    "--",
+  ];
+}
+
+/** The uid and gid the shell sees itself as inside the sandbox: the first root's owner. */
+export function insideIds(roots: readonly string[]): { uid: number; gid: number } {
+  return (roots[0] === undefined ? undefined : ownerOf(roots[0])) ?? { uid: 0, gid: 0 };
+}
+
+/**
+ * Whether `path` can be reached by the shell's uid: every directory above it is searchable
+ * by others, or lies in a tree mapped to the shell (the roots, the home directory).
+ */
+export function reachable(path: string, mapped: readonly string[]): boolean {
+  const parts = path.split("/").filter((p) => p !== "");
+  let dir = "";
+  for (let i = 0; i < parts.length - 1; i++) {
+    dir += `/${parts[i]}`;
+    if (mapped.some((m) => dir === m || dir.startsWith(`${m}/`))) return true;
+    try {
+      const info = Deno.statSync(dir);
+      if (((info.mode ?? 0) & 0o001) === 0) return false;
+    } catch {
+      return false;
+    }
+  }
+  return true;
+}
