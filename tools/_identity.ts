@@ -48,7 +48,7 @@ export interface ShellIdentity {
 export const UNPRIVILEGED_ID = 65534;
 
 /** `unshare(2)` per CPU, for the perl program (the mount calls share one numbering). */
-export const UNSHARE_CALL: Readonly<Record<string, number>> = { x86_64: 272, aarch64: 97 };
+export const UNSHARE_CALL: Readonly<Record<string, number>> = { "x86_64": 272, aarch64: 97 };
 
 /**
  * The perl program. Arguments: the shell's uid and gid, `unshare(2)`'s number, the cgroup

@@ -16,7 +16,7 @@
 
 /** The calls refused, per ABI: `AUDIT_ARCH_*` value and the calls' numbers on it. */
 const REFUSED: Readonly<Record<string, readonly { arch: number; calls: readonly number[] }[]>> = {
-  x86_64: [
+  "x86_64": [
     // x86_64 (add_key 248, request_key 249, keyctl 250), and the same calls through the
     // x32 ABI, which shares the audit arch and sets bit 30 of the number.
     {
