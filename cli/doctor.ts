@@ -158,8 +158,51 @@ async function wallChecks(report: SandboxReport, roots: readonly string[]): Prom
           ? "network on: abstract unix sockets and 127.0.0.1 of the host are reachable"
           : "network off: abstract unix sockets and 127.0.0.1 unreachable"),
   });
+  checks.push(identityCheck(report, sandbox, probe));
+  checks.push({
+    ok: true,
+    ...(sandbox.seccomp === undefined ? { warn: true } : {}),
+    name: "sandbox keys",
+    detail: sandbox.seccomp !== undefined
+      ? "kernel keyrings out of reach: add_key, request_key and keyctl refused (seccomp)"
+      : `the session keyring rousseau runs in is readable inside (${report.keyringProblem})`,
+  });
   checks.push(changesCheck(report, sandbox, roots));
   return checks;
+}
+
+/** Which uid the shell has, and whether host files only root may read are out of its reach. */
+function identityCheck(
+  report: SandboxReport,
+  sandbox: Sandbox,
+  probe: Awaited<ReturnType<typeof probeSandbox>>,
+): Check {
+  const shadow = probe.shadowReadable === undefined
+    ? ""
+    : `; /etc/shadow ${probe.shadowReadable ? "READABLE" : "unreadable"} inside`;
+  if (sandbox.identity !== undefined) {
+    return {
+      ok: probe.shadowReadable !== true,
+      name: "sandbox uid",
+      detail: `${sandbox.identity.uid} on the host (the workspace owner inside; the roots and ` +
+        `${sandbox.identity.home ?? "no home"} mapped to it): host files only root may read ` +
+        `are unreadable${shadow}`,
+    };
+  }
+  if (Deno.uid() !== 0) {
+    return {
+      ok: true,
+      name: "sandbox uid",
+      detail: `${Deno.uid()}, rousseau's own: the shell reads what that user may${shadow}`,
+    };
+  }
+  return {
+    ok: true,
+    warn: true,
+    name: "sandbox uid",
+    detail: `0 (no unprivileged shell: ${report.identityProblem}): host files only root may ` +
+      `read (/etc/shadow, /root, keys under /etc and /var/lib) are readable inside${shadow}`,
+  };
 }
 
 /** How bash's file changes reach the workspace: observed through the overlay, or predicted. */

@@ -111,7 +111,8 @@ export function checkGrants(
 
 /**
  * What the sandbox does and does not hold, for the header: under bwrap, the capabilities,
- * the process limit and whether file changes are observed (overlay) or predicted; without it, what an unconfined command can still do.
+ * the shell's uid as root, the process limit and whether file changes are observed (overlay)
+ * or predicted; without it, what an unconfined command can still do.
  */
 export function sandboxWalls(sandbox: Sandbox | undefined): string {
   if (sandbox === undefined) {
@@ -123,7 +124,13 @@ export function sandboxWalls(sandbox: Sandbox | undefined): string {
     : `processes≤${sandbox.pids.max}`;
   // How bash's file changes reach the roots: observed through the overlay, or predicted.
   const changes = sandbox.overlay === undefined ? "changes predicted" : "changes observed";
-  return `no capabilities, ${pids}, ${changes}`;
+  // As root, whether the shell is unprivileged (see doctor's `sandbox uid`).
+  const who = sandbox.identity !== undefined
+    ? `uid ${sandbox.identity.uid}, `
+    : Deno.uid() === 0
+    ? "uid 0: root-only host files readable, see doctor, "
+    : "";
+  return `no capabilities, ${who}${pids}, ${changes}`;
 }
 
 const WALLS = Symbol("walls");

@@ -466,7 +466,11 @@ async function probeOverlay(
     );
     const out = await trial(fitted, prepared.program, args, lower);
     const problem = setupProblem(prepared);
-    if (problem !== undefined) return { problem: `overlayfs cannot be mounted here: ${problem}` };
+    if (problem !== undefined) {
+      // The unprivileged shell's set-up says why on stdout when it fails first.
+      const said = new TextDecoder().decode(out.stdout).trim().split("\n").at(-1);
+      return { problem: `overlayfs cannot be mounted here: ${said || problem}` };
+    }
     if (!out.success) {
       const text = new TextDecoder().decode(out.stderr).trim().split("\n").at(-1);
       return { problem: `the trial command failed under the overlay${text ? `: ${text}` : ""}` };

@@ -53,7 +53,8 @@ export const UNSHARE_CALL: Readonly<Record<string, number>> = { "x86_64": 272, a
 /**
  * The perl program. Arguments: the shell's uid and gid, `unshare(2)`'s number, the cgroup
  * member list to join ("" for none), the number of mounts, then per mount its tree's owner
- * uid and gid, `ro` or `rw`, the source and the mount point; then `--` and the argv to exec
+ * uid and gid, `ro` or `rw` (mapped) or `bind` (as it is), the source and the mount point;
+ * then `--` and the argv to exec
  * (none: exit 0 once mounted). All trees are cloned before any is mounted, so a root inside
  * the home directory is cloned from the host's tree, not from the mapped home. Failures
  * print one line, `bash: …`, on stdout (the tool's output) and exit 125.
@@ -96,13 +97,15 @@ for (1 .. $n) {
   # open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)
   my $fd = syscall(428, -100, $path, 1 | 0x80000);
   $fd >= 0 or fail("$src cannot be cloned: $!");
-  # MOUNT_ATTR_IDMAP | NOSUID | NODEV, and RDONLY for ro
-  my $attr = pack("QQQQ", 0x00100000 | 0x2 | 0x4 | ($mode eq "ro" ? 0x1 : 0), 0, 0,
-    fileno(mapping($owner, $group)));
-  my $empty = "";
-  # mount_setattr(fd, "", AT_EMPTY_PATH, &attr, sizeof attr)
-  syscall(442, $fd, $empty, 0x1000, $attr, 32) == 0
-    or fail("$src cannot be mounted with its owner mapped: $!");
+  if ($mode ne "bind") {
+    # MOUNT_ATTR_IDMAP | NOSUID | NODEV, and RDONLY for ro
+    my $attr = pack("QQQQ", 0x00100000 | 0x2 | 0x4 | ($mode eq "ro" ? 0x1 : 0), 0, 0,
+      fileno(mapping($owner, $group)));
+    my $empty = "";
+    # mount_setattr(fd, "", AT_EMPTY_PATH, &attr, sizeof attr)
+    syscall(442, $fd, $empty, 0x1000, $attr, 32) == 0
+      or fail("$src cannot be mounted with its owner mapped: $!");
+  }
   push @trees, [$fd, $dst];
 }
 for (@trees) {
@@ -122,11 +125,16 @@ exit 0 unless @ARGV;
 exec { $ARGV[0] } @ARGV or fail("$ARGV[0]: $!");
 `;
 
-/** One tree to mount over a path with its owner mapped to the shell's uid. */
+/**
+ * One tree to mount over a path with its owner mapped to the shell's uid, or (`asIs`) bound
+ * unchanged: a directory of rousseau's under the home directory that must stay writable and
+ * unmapped once the home is mounted over.
+ */
 export interface MappedTree {
   readonly src: string;
   readonly dst: string;
   readonly readOnly: boolean;
+  readonly asIs?: boolean;
 }
 
 /** The owner of `path` (following links), or undefined when it cannot be read. */
@@ -158,7 +166,7 @@ export function idmapArgv(
     spec.push(
       String(owner.uid),
       String(owner.gid),
-      tree.readOnly ? "ro" : "rw",
+      tree.asIs ? "bind" : tree.readOnly ? "ro" : "rw",
       tree.src,
       tree.dst,
     );

@@ -249,7 +249,16 @@ export function prepareOverlay(
           ...namespaceArgv(identity),
           ...idmapArgv(
             identity,
-            roots.map((root, i) => ({ src: root, dst: join(dir, String(i), "l"), readOnly: true })),
+            [
+              // The scratch directory first: it may lie in the home directory, which is
+              // mounted over read-only; the lower layers are then mounted inside it.
+              { src: dir, dst: dir, readOnly: false, asIs: true },
+              ...roots.map((root, i) => ({
+                src: root,
+                dst: join(dir, String(i), "l"),
+                readOnly: true,
+              })),
+            ],
             undefined,
             outer("mapped", [...dropArgv(identity), bwrap, ...bwrapArgs]),
           ),
