@@ -185,7 +185,9 @@ function identityCheck(
       ok: probe.shadowReadable !== true,
       name: "sandbox uid",
       detail: `${sandbox.identity.uid} on the host (the workspace owner inside; the roots and ` +
-        `${sandbox.identity.home ?? "no home"} mapped to it): host files only root may read ` +
+        `${
+          sandbox.identity.home?.path ?? "no home"
+        } mapped to it): host files only root may read ` +
         `are unreadable${shadow}`,
     };
   }

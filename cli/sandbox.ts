@@ -9,19 +9,19 @@
 
 import { isAbsolute, join } from "node:path";
 import {
+  blockedAt,
   DEFAULT_BASH_MAX_PROCESSES,
   DEFAULT_HIDDEN,
   type HiddenPath,
   keyringFilter,
   type OverlaySetup,
-  reachable,
   type Sandbox,
   sandboxArgs,
   sandboxCommand,
   type ShellIdentity,
   spawnSandboxed,
+  SYSTEM_CALLS,
   UNPRIVILEGED_ID,
-  UNSHARE_CALL,
 } from "../tools/hosting.ts";
 import type { Config } from "./config.ts";
 import { UsageError } from "./errors.ts";
@@ -172,19 +172,25 @@ async function probeIdentity(
       })`,
     };
   }
-  const unshareCall = UNSHARE_CALL[Deno.build.arch];
-  if (unshareCall === undefined) return { problem: `unknown CPU ${Deno.build.arch}` };
+  const calls = SYSTEM_CALLS[Deno.build.arch];
+  if (calls === undefined) {
+    return { problem: `no system call numbers known for ${Deno.build.arch}` };
+  }
   const [perl, setpriv, unshare] = found.map(([, at]) => at!) as [string, string, string];
-  const home = env.HOME !== undefined && env.HOME !== "/" && statKind(env.HOME) === "dir"
+  const homePath = env.HOME !== undefined && env.HOME !== "/" && statKind(env.HOME) === "dir"
     ? realPath(env.HOME)
     : undefined;
+  const homeInfo = homePath === undefined ? undefined : await Deno.stat(homePath);
+  const home = homeInfo === undefined
+    ? undefined
+    : { path: homePath!, uid: homeInfo.uid ?? 0, gid: homeInfo.gid ?? 0 };
   const identity: ShellIdentity = {
     perl,
     setpriv,
     unshare,
     uid: UNPRIVILEGED_ID,
     gid: UNPRIVILEGED_ID,
-    unshareCall,
+    calls,
     ...(home === undefined ? {} : { home }),
   };
   let scratch: string | undefined;
@@ -451,7 +457,7 @@ async function probeOverlay(
     const overlay: OverlaySetup = { setpriv, unshare, mount, base, owner };
     lower = await Deno.makeTempDir({ prefix: "rousseau-overlay-probe-" });
     await Deno.writeTextFile(join(lower, "gone"), "x");
-    const fitted = reachableOnly(sandbox, [lower]);
+    const fitted = fitIdentity({ ...sandbox, overlay }, [lower]);
     const prepared = prepareOverlay(overlay, [lower], {
       ...(fitted.identity === undefined ? {} : { identity: fitted.identity }),
     });
@@ -562,7 +568,7 @@ export function sandboxForRoots(
   sandbox: Sandbox,
   roots: readonly string[],
 ): { sandbox: Sandbox; overlayProblem?: string } {
-  sandbox = reachableOnly(sandbox, roots);
+  sandbox = fitIdentity(sandbox, roots);
   const overlay = sandbox.overlay;
   if (overlay === undefined) return { sandbox };
   const nested = roots.find((root) => under(overlay.base, root) || under(root, overlay.base));
@@ -583,15 +589,36 @@ export function sandboxForRoots(
 }
 
 /**
- * With an unprivileged shell, the hidden paths it could reach: bwrap runs as its uid, and
- * could no more cover a path under a directory closed to it than the command could read one.
+ * With an unprivileged shell, the sandbox fitted to `roots`: each directory its uid cannot
+ * pass through on the way to a root or the scratch directory is covered (see
+ * `ShellIdentity.covers`), and hidden paths it could not reach are dropped — bwrap runs as
+ * that uid, and could no more cover such a path than the command could read it (under a
+ * cover, only what the set-up mounts there is left to hide).
  */
-function reachableOnly(sandbox: Sandbox, roots: readonly string[]): Sandbox {
+function fitIdentity(sandbox: Sandbox, roots: readonly string[]): Sandbox {
   const identity = sandbox.identity;
   if (identity === undefined) return sandbox;
-  const mapped = [...roots, ...(identity.home === undefined ? [] : [identity.home])];
-  const hide = sandbox.hide.filter((h) => reachable(h.path, mapped));
-  return hide.length === sandbox.hide.length ? sandbox : { ...sandbox, hide };
+  const home = identity.home === undefined ? [] : [identity.home.path];
+  const mounted = [...roots, ...(sandbox.overlay === undefined ? [] : [sandbox.overlay.base])];
+  const covers: string[] = [];
+  for (const path of mounted) {
+    const blocked = blockedAt(path, [...home, ...covers]);
+    if (blocked !== undefined && !covers.includes(blocked)) covers.push(blocked);
+  }
+  const open = [...roots, ...home];
+  const hide = sandbox.hide.filter((h) => {
+    const cover = covers.find((c) => under(h.path, c));
+    if (cover !== undefined) {
+      return roots.some((root) => under(h.path, root)) ||
+        mounted.some((tree) => under(tree, h.path));
+    }
+    return blockedAt(h.path, open) === undefined;
+  });
+  return {
+    ...sandbox,
+    hide,
+    identity: { ...identity, ...(covers.length === 0 ? {} : { covers }) },
+  };
 }
 
 /** The first mount point strictly inside one of `roots` (from /proc/self/mountinfo). */
@@ -632,9 +659,10 @@ export interface SandboxProbe {
 
 /** Runs one command in `sandbox` over `roots` and reports what it could see and do. */
 export async function probeSandbox(
-  sandbox: Sandbox,
+  given: Sandbox,
   roots: readonly string[],
 ): Promise<SandboxProbe> {
+  const sandbox = fitIdentity(given, roots);
   const script = [
     "exec 2>/dev/null",
     'case "$1" in j:*) echo $$ > "${1#j:}" || echo pids=failed ;; esac',

@@ -39,21 +39,32 @@ export interface ShellIdentity {
   readonly uid: number;
   readonly gid: number;
   /** The home directory, shown read-only with its owner mapped; undefined: not mapped. */
-  readonly home?: string;
-  /** `unshare(2)`'s number on this CPU (the perl program makes the mapping's namespace). */
-  readonly unshareCall: number;
+  readonly home?: { readonly path: string; readonly uid: number; readonly gid: number };
+  /** `unshare(2)` and `mount(2)` on this CPU, for the perl program. */
+  readonly calls: { readonly unshare: number; readonly mount: number };
+  /**
+   * Directories the shell's uid could not pass through on the way to a root or the scratch
+   * directory (a 0700 parent): each is covered by an empty tmpfs, and the paths below it are
+   * made there, so what else it holds stays out of sight, as it was. Set per set of roots.
+   */
+  readonly covers?: readonly string[];
 }
 
 /** The uid and gid the shell runs as: `nobody`/`nogroup`, reserved on every Linux system. */
 export const UNPRIVILEGED_ID = 65534;
 
-/** `unshare(2)` per CPU, for the perl program (the mount calls share one numbering). */
-export const UNSHARE_CALL: Readonly<Record<string, number>> = { "x86_64": 272, aarch64: 97 };
+/** `unshare(2)` and `mount(2)` per CPU, for the perl program (the new mount calls share one numbering). */
+export const SYSTEM_CALLS: Readonly<Record<string, ShellIdentity["calls"]>> = {
+  "x86_64": { unshare: 272, mount: 165 },
+  aarch64: { unshare: 97, mount: 40 },
+};
 
 /**
- * The perl program. Arguments: the shell's uid and gid, `unshare(2)`'s number, the cgroup
+ * The perl program. Arguments: the shell's uid and gid, `unshare(2)`'s and `mount(2)`'s
+ * numbers, the cgroup
  * member list to join ("" for none), the number of mounts, then per mount its tree's owner
- * uid and gid, `ro` or `rw` (mapped) or `bind` (as it is), the source and the mount point;
+ * uid and gid, `ro` or `rw` (mapped), `bind` (as it is) or `tmpfs` (a cover; no source), the
+ * source and the mount point;
  * then `--` and the argv to exec
  * (none: exit 0 once mounted). All trees are cloned before any is mounted, so a root inside
  * the home directory is cloned from the host's tree, not from the mapped home. Failures
@@ -63,7 +74,7 @@ export const IDMAP_PERL = String.raw`
 use strict;
 use POSIX ();
 $| = 1;
-my ($uid, $gid, $unshare, $procs, $n) = splice(@ARGV, 0, 5);
+my ($uid, $gid, $unshare, $mount, $procs, $n) = splice(@ARGV, 0, 6);
 sub fail { print "bash: the unprivileged shell could not be set up: $_[0]\n"; POSIX::_exit(125) }
 my %userns;
 sub mapping {
@@ -93,6 +104,7 @@ sub mapping {
 my @trees;
 for (1 .. $n) {
   my ($owner, $group, $mode, $src, $dst) = splice(@ARGV, 0, 5);
+  if ($mode eq "tmpfs") { push @trees, [undef, $dst]; next }
   my $path = $src;
   # open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)
   my $fd = syscall(428, -100, $path, 1 | 0x80000);
@@ -110,6 +122,20 @@ for (1 .. $n) {
 }
 for (@trees) {
   my ($fd, $dst) = @$_;
+  if (!defined $fd) {
+    my ($type, $target, $data) = ("tmpfs", $dst, "mode=0755");
+    syscall($mount, $type, $target, $type, 0x2 | 0x4, $data) == 0
+      or fail("$dst cannot be covered: $!");
+    next;
+  }
+  # Below a cover the mount point is made (in the tmpfs); elsewhere it exists.
+  if (!-e $dst) {
+    my $at = "";
+    for my $part (grep { length } split m{/}, $dst) {
+      $at .= "/$part";
+      -d $at or mkdir($at, 0755) or fail("$at cannot be made: $!");
+    }
+  }
   my $empty = "";
   # move_mount(fd, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH)
   syscall(429, $fd, $empty, -100, $dst, 4) == 0 or fail("$dst cannot be mounted over: $!");
@@ -157,12 +183,23 @@ export function idmapArgv(
   procs: string | undefined,
   exec: readonly string[],
 ): string[] {
-  const all = identity.home === undefined || trees.some((t) => t.dst === identity.home)
-    ? trees
-    : [{ src: identity.home, dst: identity.home, readOnly: true }, ...trees];
+  const home = identity.home;
+  const all: (MappedTree & { cover?: boolean })[] = [
+    ...(identity.covers ?? []).map((dst) => ({ src: "", dst, readOnly: true, cover: true })),
+    ...(home === undefined || trees.some((t) => t.dst === home.path)
+      ? []
+      : [{ src: home.path, dst: home.path, readOnly: true }]),
+    ...trees,
+  ];
   const spec: string[] = [];
   for (const tree of all) {
-    const owner = ownerOf(tree.src) ?? { uid: 0, gid: 0 };
+    if (tree.cover) {
+      spec.push("0", "0", "tmpfs", "-", tree.dst);
+      continue;
+    }
+    // The home's owner was read where it may be (the tool worker may not stat it).
+    const owner = (home !== undefined && tree.src === home.path ? home : ownerOf(tree.src)) ??
+      { uid: 0, gid: 0 };
     spec.push(
       String(owner.uid),
       String(owner.gid),
@@ -177,7 +214,8 @@ export function idmapArgv(
     IDMAP_PERL,
     String(identity.uid),
     String(identity.gid),
-    String(identity.unshareCall),
+    String(identity.calls.unshare),
+    String(identity.calls.mount),
     procs ?? "",
     String(all.length),
     ...spec,
@@ -227,21 +265,27 @@ export function insideIds(roots: readonly string[]): { uid: number; gid: number 
 }
 
 /**
- * Whether `path` can be reached by the shell's uid: every directory above it is searchable
- * by others, or lies in a tree mapped to the shell (the roots, the home directory).
+ * The first directory above `path` the shell's uid cannot pass through (not searchable by
+ * others, and not in a tree mapped to the shell: `mapped`, or under a cover), or undefined
+ * when it reaches `path`.
  */
-export function reachable(path: string, mapped: readonly string[]): boolean {
+export function blockedAt(path: string, mapped: readonly string[]): string | undefined {
   const parts = path.split("/").filter((p) => p !== "");
   let dir = "";
   for (let i = 0; i < parts.length - 1; i++) {
     dir += `/${parts[i]}`;
-    if (mapped.some((m) => dir === m || dir.startsWith(`${m}/`))) return true;
+    if (mapped.some((m) => dir === m || dir.startsWith(`${m}/`))) return undefined;
     try {
       const info = Deno.statSync(dir);
-      if (((info.mode ?? 0) & 0o001) === 0) return false;
+      if (((info.mode ?? 0) & 0o001) === 0) return dir;
     } catch {
-      return false;
+      return dir;
     }
   }
-  return true;
+  return undefined;
+}
+
+/** Whether the shell's uid can reach `path` (see {@linkcode blockedAt}). */
+export function reachable(path: string, mapped: readonly string[]): boolean {
+  return blockedAt(path, mapped) === undefined;
 }

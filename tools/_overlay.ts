@@ -135,6 +135,8 @@ for r; do
   [ "$i" -lt "$n" ] || break
   eval "r_$i=\\$r"
   if [ "$b" = bind ]; then "$m" --bind -o ro -- "$r" "$d/$i/l" 2>>"$d/error" || exit 125; fi
+  # Below a cover (a directory the unprivileged shell could not pass) the root is made there.
+  [ -d "$r" ] || mkdir -p -- "$r" 2>>"$d/error" || exit 125
   "$m" -t overlay overlay -o "lowerdir=$d/$i/l,upperdir=$d/$i/u,workdir=$d/$i/w,userxattr" -- "$r" 2>>"$d/error" ||
     exit 125
   i=$((i + 1))

@@ -41,5 +41,5 @@ export {
   sandboxCommand,
   spawnSandboxed,
 } from "./_sandbox.ts";
-export { reachable, type ShellIdentity, UNPRIVILEGED_ID, UNSHARE_CALL } from "./_identity.ts";
+export { blockedAt, type ShellIdentity, SYSTEM_CALLS, UNPRIVILEGED_ID } from "./_identity.ts";
 export { keyringFilter } from "./_seccomp.ts";
