@@ -74,10 +74,8 @@ for (const overlay of ["auto", "off"] as const) {
     ignore,
     fn: async () => {
       await using ws = await tmpWorkspace({ files: { "own.txt": "own\n" } });
-      Deno.chmodSync(ws.path("own.txt"), 0o600);
-      const git = (args: string[]) =>
-        new Deno.Command("git", { args: ["-C", ws.root, ...args] }).outputSync();
-      git(["init", "-q"]);
+      await Deno.chmod(ws.path("own.txt"), 0o600);
+      await new Deno.Command("git", { args: ["-C", ws.root, "init", "-q"] }).output();
       const run = await bash(
         ws.root,
         "echo more >> own.txt && mkdir -p d/e && echo new > d/e/f && ln -s own.txt link && " +
@@ -88,12 +86,12 @@ for (const overlay of ["auto", "off"] as const) {
       // git's safe.directory check passes: the repository is the shell's own.
       assertStringIncludes(run.stdout, "?? d/\n?? link\n?? own.txt\n");
       assertMatch(run.stdout, /-rw------- 1 0 0 +9 .* own\.txt/);
-      assertEquals(Deno.readTextFileSync(ws.path("own.txt")), "own\nmore\n");
+      assertEquals(await Deno.readTextFile(ws.path("own.txt")), "own\nmore\n");
       for (const path of ["own.txt", "d", "d/e", "d/e/f"]) {
-        const info = Deno.lstatSync(ws.path(path));
+        const info = await Deno.lstat(ws.path(path));
         assertEquals([path, info.uid, info.gid], [path, 0, 0]);
       }
-      assertEquals(Deno.lstatSync(ws.path("link")).uid, 0);
+      assertEquals((await Deno.lstat(ws.path("link"))).uid, 0);
     },
   });
 
@@ -102,12 +100,12 @@ for (const overlay of ["auto", "off"] as const) {
     ignore,
     fn: async () => {
       await using ws = await tmpWorkspace({ files: { "theirs.txt": "t\n" } });
-      for (const path of [ws.root, ws.path("theirs.txt")]) Deno.chownSync(path, 1000, 1000);
+      for (const path of [ws.root, ws.path("theirs.txt")]) await Deno.chown(path, 1000, 1000);
       const run = await bash(ws.root, "id -u; id -g; echo x >> theirs.txt; : > made", env);
       assertEquals(run.code, 0, run.stdout);
       assertEquals(run.stdout, "1000\n1000\n");
-      assertEquals(Deno.readTextFileSync(ws.path("theirs.txt")), "t\nx\n");
-      const made = Deno.lstatSync(ws.path("made"));
+      assertEquals(await Deno.readTextFile(ws.path("theirs.txt")), "t\nx\n");
+      const made = await Deno.lstat(ws.path("made"));
       assertEquals([made.uid, made.gid], [1000, 1000]);
     },
   });
@@ -118,12 +116,12 @@ Deno.test({
   ignore,
   fn: async () => {
     await using ws = await tmpWorkspace({ files: {} });
-    const home = Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "rousseau-uid-home-" });
+    const home = await Deno.makeTempDir({ dir: "/var/tmp", prefix: "rousseau-uid-home-" });
     try {
-      Deno.chmodSync(home, 0o700);
-      Deno.writeTextFileSync(join(home, "tool.txt"), "TOOL\n", { mode: 0o600 });
-      Deno.mkdirSync(join(home, ".ssh"), { mode: 0o700 });
-      Deno.writeTextFileSync(join(home, ".ssh", "id_ed25519"), "PRIVATEKEY\n", { mode: 0o600 });
+      await Deno.chmod(home, 0o700);
+      await Deno.writeTextFile(join(home, "tool.txt"), "TOOL\n", { mode: 0o600 });
+      await Deno.mkdir(join(home, ".ssh"), { mode: 0o700 });
+      await Deno.writeTextFile(join(home, ".ssh", "id_ed25519"), "PRIVATEKEY\n", { mode: 0o600 });
       const run = await bash(
         ws.root,
         `cat ${home}/tool.txt; cat ${home}/.ssh/id_ed25519; : > ${home}/planted`,
@@ -134,9 +132,12 @@ Deno.test({
       assertStringIncludes(run.stdout, "TOOL\n");
       assert(!run.stdout.includes("PRIVATEKEY"), run.stdout);
       assertStringIncludes(run.stdout, "Read-only file system");
-      assertEquals(Deno.readDirSync(home).some((e) => e.name === "planted"), false);
+      assertEquals(
+        (await Array.fromAsync(Deno.readDir(home))).some((e) => e.name === "planted"),
+        false,
+      );
     } finally {
-      Deno.removeSync(home, { recursive: true });
+      await Deno.remove(home, { recursive: true });
     }
   },
 });
