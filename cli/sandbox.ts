@@ -10,10 +10,12 @@
 import { isAbsolute, join } from "node:path";
 import {
   blockedAt,
+  boundSockets,
   DEFAULT_BASH_MAX_PROCESSES,
   DEFAULT_HIDDEN,
   type HiddenPath,
   keyringFilter,
+  MAX_SOCKETS,
   type OverlaySetup,
   type Sandbox,
   sandboxArgs,
@@ -298,14 +300,7 @@ function socketsInEnvironment(env: Readonly<Record<string, string>>): string[] {
 /** Filesystem sockets bound in this network namespace, and sockets mounted as files. */
 function socketsOnHost(): string[] {
   const out: string[] = [];
-  try {
-    for (const line of Deno.readTextFileSync("/proc/net/unix").split("\n").slice(1)) {
-      const path = line.trim().split(/\s+/)[7];
-      if (path?.startsWith("/")) out.push(path);
-    }
-  } catch {
-    // no /proc/net/unix: the masks and the environment still apply
-  }
+  out.push(...boundSockets());
   try {
     // A socket bound elsewhere and bind-mounted in (docker.sock in a CI container) is not
     // in /proc/net/unix, but it is a mount point.
@@ -324,9 +319,6 @@ function socketsOnHost(): string[] {
   }
   return out;
 }
-
-/** The most sockets hidden one by one (each costs a bind mount per call). */
-const MAX_SOCKETS = 256;
 
 function under(path: string, dir: string): boolean {
   return path === dir || path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);

@@ -43,3 +43,4 @@ export {
 } from "./_sandbox.ts";
 export { blockedAt, type ShellIdentity, SYSTEM_CALLS, UNPRIVILEGED_ID } from "./_identity.ts";
 export { keyringFilter } from "./_seccomp.ts";
+export { boundSockets, MAX_SOCKETS } from "./_sockets.ts";

@@ -17,7 +17,7 @@ import { askFdChannel } from "./_fd_channel.ts";
 import { setOpenedPathLookup } from "./_workspace.ts";
 import type { AnyTool, ChangeVerdict, Limits, ToolContext, Workspace } from "./types.ts";
 import type { ChangeSet } from "./_overlay.ts";
-import type { Sandbox } from "./_sandbox.ts";
+import type { HiddenPath, Sandbox } from "./_sandbox.ts";
 
 /** Sent once, before any call. */
 export interface InitMessage {
@@ -43,6 +43,8 @@ export interface CallMessage {
   readonly scoped?: boolean;
   /** True when the host judges change sets (`ToolContext.settleChanges`): ask it. */
   readonly settles?: boolean;
+  /** Sockets bound since start that bash's sandbox covers too, for this call. */
+  readonly hide?: readonly HiddenPath[];
 }
 
 /** The host's answer to a `settle` question. */
@@ -251,6 +253,9 @@ scope.onmessage = async (event: MessageEvent<WorkerRequest>) => {
       ? { output: "tools: the worker was not initialised", isError: true }
       : await runTool(registry, message.name, message.input, {
         ...base,
+        ...(message.hide === undefined || base.sandbox === undefined
+          ? {}
+          : { sandbox: { ...base.sandbox, hide: [...base.sandbox.hide, ...message.hide] } }),
         signal: controller.signal,
         ...(message.scoped === true
           ? { mayReturn: mayReturnFor(message.id, controller.signal) }

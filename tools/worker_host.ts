@@ -18,6 +18,7 @@ import { CANCEL_GRACE_MS, type ToolHost } from "./host.ts";
 import type { WorkerReply, WorkerRequest } from "./worker.ts";
 import type { CallScope, JsonSchemaObject, Limits, ToolResult, Workspace } from "./types.ts";
 import type { Sandbox } from "./_sandbox.ts";
+import { socketsSinceStart } from "./_sockets.ts";
 import {
   claimWorker,
   derivePermissions,
@@ -201,11 +202,16 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
           resolve(result);
         });
         signal.addEventListener("abort", onAbort, { once: true });
+        // Sockets bound since start are covered too (the worker may not read /proc/net).
+        const hide = name === "bash" && options.sandbox !== undefined
+          ? socketsSinceStart(options.sandbox, options.workspace.roots)
+          : [];
         post({
           type: "call",
           id,
           name,
           input,
+          ...(hide.length === 0 ? {} : { hide }),
           ...(mayReturn === undefined ? {} : { scoped: true }),
           ...(settles ? { settles: true } : {}),
         });

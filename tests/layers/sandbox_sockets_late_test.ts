@@ -1,0 +1,81 @@
+/**
+ * Promise (issue 26, item 2): a unix socket bound after rousseau started — a daemon started
+ * later, an agent forwarded into a long session — is out of reach of sandboxed bash, like
+ * those bound before. Driven through a live `rousseau mcp` (one process, many calls): the
+ * socket is bound between two calls, world-writable (so neither the uid nor the mode keeps
+ * the shell out: only the sandbox's cover does).
+ *
+ * Public source: HamedMP/matrix-os#895 (a sandboxed Claude Code bash reached
+ * /var/run/docker.sock and escaped through the Docker daemon); sockets appear at any time.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { assert, assertEquals } from "../_helpers/assert.ts";
+import { CLI_ARGS, REPO, TEST_HOME } from "../_helpers/cli.ts";
+import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
+import { has } from "./_sandboxed.ts";
+
+const bwrap = new Deno.Command("sh", { args: ["-c", "command -v bwrap"] }).outputSync().success;
+
+async function bash(client: Client, command: string): Promise<string> {
+  const result = await client.callTool({ name: "bash", arguments: { command } });
+  return (result.content as { text: string }[]).map((c) => c.text).join("");
+}
+
+Deno.test({
+  name: "sockets: one bound after rousseau started is covered for the next bash call",
+  ignore: !bwrap || !has("perl"),
+  async fn() {
+    await using ws = await tmpWorkspace({ files: {} });
+    const dir = await Deno.makeTempDir({ dir: "/var/tmp", prefix: "rousseau-late-sock-" });
+    await Deno.chmod(dir, 0o755);
+    const path = join(dir, "late.sock");
+    const env: Record<string, string> = {
+      NO_COLOR: "1",
+      XDG_CONFIG_HOME: `${TEST_HOME}/config`,
+      XDG_DATA_HOME: `${TEST_HOME}/data`,
+    };
+    const denoDir = Deno.env.get("DENO_DIR");
+    if (denoDir !== undefined) env.DENO_DIR = denoDir;
+    const transport = new StdioClientTransport({
+      command: Deno.execPath(),
+      args: [...CLI_ARGS, "--workspace", ws.root, "--allow", "bash", "mcp"],
+      env,
+      cwd: REPO,
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "late-socket-test", version: "1.0.0" });
+    let listener: Deno.UnixListener | undefined;
+    let accepted = 0;
+    let loop: Promise<void> | undefined;
+    try {
+      await client.connect(transport);
+      assertEquals(await bash(client, "echo warm"), "warm\n");
+      listener = Deno.listen({ transport: "unix", path });
+      await Deno.chmod(path, 0o666);
+      const l = listener;
+      loop = (async () => {
+        for await (const conn of l) {
+          accepted++;
+          conn.close();
+        }
+      })();
+      const connect = `perl -MIO::Socket::UNIX -e 'IO::Socket::UNIX->new(Peer=>$ARGV[0]) and ` +
+        `print "CONNECTED\\n"' '${path}'; [ -S '${path}' ] && echo socket-visible; echo end`;
+      const out = await bash(client, connect);
+      assert(out.endsWith("end\n"), out);
+      assertEquals(out.includes("CONNECTED"), false, out);
+      assertEquals(out.includes("socket-visible"), false, out);
+      assertEquals(accepted, 0);
+    } finally {
+      await client.close();
+      listener?.close();
+      await loop?.catch(() => {});
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
