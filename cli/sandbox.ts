@@ -9,10 +9,10 @@
 
 import { isAbsolute, join } from "node:path";
 import {
-  blockedAt,
   boundSockets,
   DEFAULT_BASH_MAX_PROCESSES,
   DEFAULT_HIDDEN,
+  fitSandbox,
   type HiddenPath,
   keyringFilter,
   MAX_SOCKETS,
@@ -449,7 +449,7 @@ async function probeOverlay(
     const overlay: OverlaySetup = { setpriv, unshare, mount, base, owner };
     lower = await Deno.makeTempDir({ prefix: "rousseau-overlay-probe-" });
     await Deno.writeTextFile(join(lower, "gone"), "x");
-    const fitted = fitIdentity({ ...sandbox, overlay }, [lower]);
+    const fitted = fitSandbox({ ...sandbox, overlay }, [lower]);
     const prepared = prepareOverlay(overlay, [lower], {
       ...(fitted.identity === undefined ? {} : { identity: fitted.identity }),
     });
@@ -560,7 +560,7 @@ export function sandboxForRoots(
   sandbox: Sandbox,
   roots: readonly string[],
 ): { sandbox: Sandbox; overlayProblem?: string } {
-  sandbox = fitIdentity(sandbox, roots);
+  sandbox = fitSandbox(sandbox, roots);
   const overlay = sandbox.overlay;
   if (overlay === undefined) return { sandbox };
   const nested = roots.find((root) => under(overlay.base, root) || under(root, overlay.base));
@@ -578,39 +578,6 @@ export function sandboxForRoots(
   if (problem === undefined) return { sandbox };
   const { overlay: _, ...rest } = sandbox;
   return { sandbox: rest, overlayProblem: problem };
-}
-
-/**
- * With an unprivileged shell, the sandbox fitted to `roots`: each directory its uid cannot
- * pass through on the way to a root or the scratch directory is covered (see
- * `ShellIdentity.covers`), and hidden paths it could not reach are dropped — bwrap runs as
- * that uid, and could no more cover such a path than the command could read it (under a
- * cover, only what the set-up mounts there is left to hide).
- */
-function fitIdentity(sandbox: Sandbox, roots: readonly string[]): Sandbox {
-  const identity = sandbox.identity;
-  if (identity === undefined) return sandbox;
-  const home = identity.home === undefined ? [] : [identity.home.path];
-  const mounted = [...roots, ...(sandbox.overlay === undefined ? [] : [sandbox.overlay.base])];
-  const covers: string[] = [];
-  for (const path of mounted) {
-    const blocked = blockedAt(path, [...home, ...covers]);
-    if (blocked !== undefined && !covers.includes(blocked)) covers.push(blocked);
-  }
-  const open = [...roots, ...home];
-  const hide = sandbox.hide.filter((h) => {
-    const cover = covers.find((c) => under(h.path, c));
-    if (cover !== undefined) {
-      return roots.some((root) => under(h.path, root)) ||
-        mounted.some((tree) => under(tree, h.path));
-    }
-    return blockedAt(h.path, open) === undefined;
-  });
-  return {
-    ...sandbox,
-    hide,
-    identity: { ...identity, ...(covers.length === 0 ? {} : { covers }) },
-  };
 }
 
 /** The first mount point strictly inside one of `roots` (from /proc/self/mountinfo). */
@@ -654,7 +621,7 @@ export async function probeSandbox(
   given: Sandbox,
   roots: readonly string[],
 ): Promise<SandboxProbe> {
-  const sandbox = fitIdentity(given, roots);
+  const sandbox = fitSandbox(given, roots);
   const script = [
     "exec 2>/dev/null",
     'case "$1" in j:*) echo $$ > "${1#j:}" || echo pids=failed ;; esac',

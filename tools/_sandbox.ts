@@ -13,7 +13,14 @@
  */
 
 import type { OverlaySetup } from "./_overlay.ts";
-import { dropArgv, idmapArgv, insideIds, namespaceArgv, type ShellIdentity } from "./_identity.ts";
+import {
+  blockedAt,
+  dropArgv,
+  idmapArgv,
+  insideIds,
+  namespaceArgv,
+  type ShellIdentity,
+} from "./_identity.ts";
 
 /** A path to hide, already resolved by the caller. */
 export interface HiddenPath {
@@ -109,6 +116,39 @@ function pinned(hide: readonly HiddenPath[], roots: readonly string[]): string[]
     }
   }
   return [...out].sort((a, b) => a.split("/").length - b.split("/").length);
+}
+
+/**
+ * With an unprivileged shell, the sandbox fitted to `roots`: each directory its uid cannot
+ * pass through on the way to a root or the scratch directory is covered (see
+ * `ShellIdentity.covers`), and hidden paths it could not reach are dropped — bwrap runs as
+ * that uid, and could no more cover such a path than the command could read it (under a
+ * cover, only what the set-up mounts there is left to hide).
+ */
+export function fitSandbox(sandbox: Sandbox, roots: readonly string[]): Sandbox {
+  const identity = sandbox.identity;
+  if (identity === undefined) return sandbox;
+  const home = identity.home === undefined ? [] : [identity.home.path];
+  const mounted = [...roots, ...(sandbox.overlay === undefined ? [] : [sandbox.overlay.base])];
+  const covers: string[] = [];
+  for (const path of mounted) {
+    const blocked = blockedAt(path, [...home, ...covers]);
+    if (blocked !== undefined && !covers.includes(blocked)) covers.push(blocked);
+  }
+  const open = [...roots, ...home];
+  const hide = sandbox.hide.filter((h) => {
+    const cover = covers.find((c) => under(h.path, c));
+    if (cover !== undefined) {
+      return roots.some((root) => under(h.path, root)) ||
+        mounted.some((tree) => under(tree, h.path));
+    }
+    return blockedAt(h.path, open) === undefined;
+  });
+  return {
+    ...sandbox,
+    hide,
+    identity: { ...identity, ...(covers.length === 0 ? {} : { covers }) },
+  };
 }
 
 /** The name of a cgroup's member list, in v1 and v2 alike. */

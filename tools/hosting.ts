@@ -34,6 +34,7 @@ export {
 } from "./worker_start.ts";
 export {
   DEFAULT_HIDDEN,
+  fitSandbox,
   type HiddenPath,
   type PidsLimit,
   type Sandbox,

@@ -17,7 +17,7 @@ import { createFdChannel, serveFdChannel } from "./_fd_channel.ts";
 import { CANCEL_GRACE_MS, type ToolHost } from "./host.ts";
 import type { WorkerReply, WorkerRequest } from "./worker.ts";
 import type { CallScope, JsonSchemaObject, Limits, ToolResult, Workspace } from "./types.ts";
-import type { Sandbox } from "./_sandbox.ts";
+import { fitSandbox, type Sandbox } from "./_sandbox.ts";
 import { socketsSinceStart } from "./_sockets.ts";
 import {
   claimWorker,
@@ -75,6 +75,10 @@ export interface WorkerHost extends ToolHost, AsyncDisposable {
 
 /** Starts the worker and waits until its tools are loaded; throws with the worker's error. */
 export async function createWorkerHost(options: WorkerHostOptions): Promise<WorkerHost> {
+  // Fitted to the roots (idempotent): an unprivileged shell's covers and reachable hides.
+  const sandbox = options.sandbox === undefined
+    ? undefined
+    : fitSandbox(options.sandbox, options.workspace.roots);
   const modules = options.modules ?? [];
   const permissions = workerPermissions(options);
   // The worker started early, if it runs with exactly these grants; else a new one.
@@ -139,7 +143,7 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
     env: options.env,
     modules,
     fdChannel,
-    ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
+    ...(sandbox === undefined ? {} : { sandbox: sandbox }),
   });
   let loaded: WorkerReply & { type: "ready" };
   try {
@@ -203,8 +207,8 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
         });
         signal.addEventListener("abort", onAbort, { once: true });
         // Sockets bound since start are covered too (the worker may not read /proc/net).
-        const hide = name === "bash" && options.sandbox !== undefined
-          ? socketsSinceStart(options.sandbox, options.workspace.roots)
+        const hide = name === "bash" && sandbox !== undefined
+          ? socketsSinceStart(sandbox, options.workspace.roots)
           : [];
         post({
           type: "call",
