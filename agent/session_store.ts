@@ -52,6 +52,13 @@ export interface SessionStore extends Disposable {
   list(): SessionInfo[];
   /** Removes a session; false when there was none. */
   delete(id: string): boolean;
+  /**
+   * Removes the sessions last updated before `before` (an ISO time) and those past the
+   * newest `maxCount` (0: no limit), never `keep`; returns their ids (one transaction).
+   */
+  expire(options: { before?: string; maxCount?: number; keep?: string }): string[];
+  /** Gives the space of removed sessions back to the file system; false when busy. */
+  vacuum(): boolean;
   close(): void;
 }
 
@@ -208,6 +215,42 @@ export function openSessionStore(path: string): SessionStore {
     },
     delete(id) {
       return Number(db.prepare("DELETE FROM sessions WHERE id = ?").run(id).changes) > 0;
+    },
+    expire({ before, maxCount = 0, keep = "" }) {
+      const old = before === undefined ? "" : "updated_at < ?";
+      // The newest `maxCount`, counting `keep` among them whatever its age.
+      const many = maxCount > 0
+        ? "id NOT IN (SELECT id FROM sessions ORDER BY (id = ?) DESC, updated_at DESC, id DESC LIMIT ?)"
+        : "";
+      const where = [old, many].filter(Boolean).join(" OR ");
+      if (where === "") return [];
+      const params = [
+        keep,
+        ...(before === undefined ? [] : [before]),
+        ...(maxCount > 0 ? [keep, maxCount] : []),
+      ];
+      db.exec("BEGIN IMMEDIATE");
+      try {
+        const ids = (db.prepare(`SELECT id FROM sessions WHERE id != ? AND (${where})`)
+          .all(...params) as { id: string }[]).map((row) => row.id);
+        const remove = db.prepare("DELETE FROM sessions WHERE id = ?");
+        for (const id of ids) remove.run(id);
+        db.exec("COMMIT");
+        return ids;
+      } catch (error) {
+        db.exec("ROLLBACK");
+        throw error;
+      }
+    },
+    vacuum() {
+      try {
+        db.exec("VACUUM");
+        // WAL mode: the rebuilt pages are in the log until a checkpoint; truncate it too.
+        db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+        return true;
+      } catch {
+        return false; // another connection is writing: the next retention pass tries again
+      }
     },
     close() {
       if (db.isOpen) db.close();
