@@ -13,7 +13,7 @@ import type { AgentEvent, TurnResult } from "../agent/types.ts";
 import { openSessionStore, type SessionInfo, type SessionStore } from "../agent/session_store.ts";
 import { defaultSystemPrompt } from "../agent/system_prompt.ts";
 import type { GateOptions } from "../agent/tool_host.ts";
-import { createUndoRecorder } from "../agent/undo_recorder.ts";
+import { createUndoRecorder, type UndoProgress } from "../agent/undo_recorder.ts";
 import { openUndoStore } from "../agent/undo_store.ts";
 import { expireSessions, pruneUndo } from "../agent/retention.ts";
 import { type ContextManager, createContextManager } from "../agent/context.ts";
@@ -221,6 +221,8 @@ export async function openAgent(
     pickSession?: SessionPicker;
     /** Run bash calls the policy asks about first, and ask with what they did (chat). */
     preview?: boolean;
+    /** Told how a long scan of the workspace for undo goes (a status line). */
+    onUndoProgress?: (progress: UndoProgress) => void;
   } = {},
 ): Promise<AgentSetup> {
   const config = await loadConfig(flags.config).catch((error) => {
@@ -301,6 +303,7 @@ export async function openAgent(
           sessionId: id,
           roots: context.workspace.roots,
           protectedPaths: config.protectedPaths,
+          ...(options.onUndoProgress === undefined ? {} : { onProgress: options.onUndoProgress }),
         }),
       };
     const gate: GateOptions = {

@@ -30,6 +30,8 @@ import { costOf } from "./prices.ts";
 import { pickSession } from "./session_picker.ts";
 import { RUN_EXIT } from "./run.ts";
 import { undoInChat } from "./undo.ts";
+import type { UndoProgress } from "../agent/undo_recorder.ts";
+import { createSlowScanNotice, scanLabel } from "./undo_progress.ts";
 
 /**
  * Lines that arrive this close together without bracketed paste (a terminal that does not
@@ -163,7 +165,26 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
   });
   /** The workspace root, known once the agent is open (previews show paths below it). */
   const shown: { root?: string | undefined } = {};
+  const slowScan = createSlowScanNotice();
+  /**
+   * Undo's scan of the workspace around a call (seconds in a large tree without the overlay):
+   * said on the call's spinner line while it runs, and how to avoid it after the first slow one.
+   */
+  const onUndoProgress = (progress: UndoProgress) => {
+    const call = [...running.values()].at(-1);
+    if (progress.type === "scan") {
+      if (call !== undefined) spinner?.label(`${call}  · ${scanLabel(progress)}`);
+      return;
+    }
+    if (call !== undefined) spinner?.label(call);
+    const note = slowScan(progress);
+    if (note === undefined) return;
+    spinner?.pause();
+    out(paint(color, "2", note) + "\n");
+    spinner?.resume();
+  };
   await using agent = await openAgent("chat", flags, {
+    onUndoProgress,
     ...(piped ? {} : { operator, preview: true }),
     ...(tty && !piped ? { pickSession } : {}),
   });
