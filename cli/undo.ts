@@ -164,6 +164,8 @@ export function listText(sessionId: string, records: readonly TurnRecord[]): str
   for (const r of records) {
     const state = r.undone !== undefined
       ? `  (undone ${r.undone})`
+      : r.dropped !== undefined
+      ? `  (undo data dropped ${r.dropped})`
       : r.ended === undefined
       ? "  (interrupted)"
       : "";
