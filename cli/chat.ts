@@ -97,9 +97,22 @@ const HELP = "Commands:\n" +
   "Ctrl+C cancels the running turn; at an approval prompt it denies the call.\n" +
   "Lines typed while a turn runs are sent after it; a pasted block is one prompt.\n";
 
-async function loadHistory(path: string): Promise<string[]> {
+/** Prompts kept in `chat_history` (the file is cut back to these once it holds twice as many). */
+export const HISTORY_LINES = 500;
+
+/** The newest prompts, newest first; a file grown past twice the kept lines is cut back. */
+export async function loadHistory(path: string): Promise<string[]> {
   try {
-    return (await Deno.readTextFile(path)).split("\n").filter(Boolean).reverse().slice(0, 500);
+    const lines = (await Deno.readTextFile(path)).split("\n").filter(Boolean);
+    if (lines.length > 2 * HISTORY_LINES) {
+      // Replaced in one step: another chat appending meanwhile loses at most that line.
+      const temp = `${path}.${crypto.randomUUID()}.tmp`;
+      await Deno.writeTextFile(temp, lines.slice(-HISTORY_LINES).join("\n") + "\n", {
+        mode: 0o600,
+      });
+      await Deno.rename(temp, path).catch(() => Deno.remove(temp).catch(() => {}));
+    }
+    return lines.reverse().slice(0, HISTORY_LINES);
   } catch {
     return [];
   }
