@@ -211,6 +211,8 @@ export function openUndoStore(
   let total: number | undefined;
   /** Bytes of the mirror files, likewise. */
   let mirrorTotal: number | undefined;
+  /** This process holds the store's lock. */
+  let holding = false;
   /** The objects changed under the lock: `usage.json` is gone until the lock is released. */
   let dirty = false;
   /** `total` came from `usage.json` (so there is nothing to write back unless it changed). */
@@ -280,7 +282,10 @@ export function openUndoStore(
     let sum = 0;
     try {
       for (const { name } of Deno.readDirSync(mirrors)) {
-        if (/^[0-9a-f]+\.json$/.test(name)) sum += sizeOf(join(mirrors, name));
+        // A killed writer's temporary file counts until it is swept (see enforceBudget).
+        if (/^[0-9a-f]+\.json$/.test(name) || name.endsWith(".tmp")) {
+          sum += sizeOf(join(mirrors, name));
+        }
       }
     } catch (error) {
       if (!(error instanceof Deno.errors.NotFound)) throw error;
@@ -294,8 +299,16 @@ export function openUndoStore(
       for (const prefix of Deno.readDirSync(objects)) {
         if (!prefix.isDirectory) continue;
         for (const file of Deno.readDirSync(join(objects, prefix.name))) {
-          if (file.name.endsWith(".tmp")) continue;
-          sum += Deno.statSync(join(objects, prefix.name, file.name)).size;
+          const path = join(objects, prefix.name, file.name);
+          // A killed writer's `.tmp`: a recount follows every kill (usage.json is gone), so
+          // under the lock (every writer holds it) it is swept here; unlocked, it counts.
+          if (file.name.endsWith(".tmp") && holding) {
+            try {
+              Deno.removeSync(path);
+              continue;
+            } catch { /* counted below */ }
+          }
+          sum += sizeOf(path);
         }
       }
     } catch (error) {
@@ -435,6 +448,7 @@ export function openUndoStore(
     async lock() {
       const held = await flock(join(dir, "lock"), queues);
       // Other processes may have changed the store since this one last held the lock.
+      holding = true;
       total = undefined;
       mirrorTotal = undefined;
       return {
@@ -447,6 +461,7 @@ export function openUndoStore(
               saved = true;
             }
           } catch { /* no count kept: the next holder counts the objects */ }
+          holding = false;
           fresh.clear();
           exhausted = false;
           held[Symbol.dispose]();
@@ -616,6 +631,25 @@ export function openUndoStore(
       active = turn;
     },
     enforceBudget() {
+      // Temporary files of writers killed mid-write (every writer holds the store's lock, so
+      // under it any is a leftover): a mirror's can be as large as the mirror.
+      for (const at of [dir, mirrors]) {
+        let names: Deno.DirEntry[] = [];
+        try {
+          names = [...Deno.readDirSync(at)];
+        } catch (error) {
+          if (!(error instanceof Deno.errors.NotFound)) throw error;
+        }
+        for (const { name, isFile } of names) {
+          if (!isFile || !name.endsWith(".tmp")) continue;
+          try {
+            Deno.removeSync(join(at, name));
+          } catch (error) {
+            if (!(error instanceof Deno.errors.NotFound)) throw error;
+          }
+          mirrorTotal = undefined;
+        }
+      }
       drop(maxBytes, true);
     },
   };

@@ -135,3 +135,36 @@ Deno.test("usage.json is gone while the objects change under the lock and right 
   using _lock = await other.lock();
   assertEquals(other.totalBytes(), 5);
 });
+
+// Agents whose snapshot stores kept what killed writers left (opencode's orphaned
+// `tmp_pack_*` files: anomalyco/opencode#15977, #9290; Hmbown/Codewhale#975) grew past any
+// limit; here a killed writer's temporary files count against the cap and are swept.
+Deno.test("temporary files a killed writer left count against the cap and are swept at the end of a turn", async () => {
+  await using tmp = await base();
+  const root = join(tmp.dir, "ws");
+  const state = join(tmp.dir, "state");
+  fill(root, 10, "a");
+  const maxBytes = 60_000;
+  await bashTurn(state, maxBytes, "s1", root, 1, () => {});
+  const key = [...Deno.readDirSync(join(state, "undo", "mirrors"))][0]!.name;
+  // As writeMirror and put leave them when killed between the write and the rename.
+  const leftovers = [
+    join(state, "undo", "mirrors", `${key}.${crypto.randomUUID()}.tmp`),
+    join(state, "undo", `usage.json.${crypto.randomUUID()}.tmp`),
+  ];
+  for (const path of leftovers) Deno.writeFileSync(path, new Uint8Array(30_000));
+  const objectDir = [...Deno.readDirSync(join(state, "undo", "objects"))][0]!.name;
+  const object = join(state, "undo", "objects", objectDir, `ff${crypto.randomUUID()}.tmp`);
+  Deno.writeFileSync(object, new Uint8Array(40_000));
+  // A writer killed in the middle of a put had removed the kept count first.
+  Deno.removeSync(join(state, "undo", "usage.json"));
+  const store = await bashTurn(state, maxBytes, "s1", root, 2, () => {
+    Deno.writeTextFileSync(join(root, "f1.txt"), "changed");
+  });
+  for (const path of [...leftovers, object]) {
+    assertEquals(await Deno.stat(path).then(() => true, () => false), false, path);
+  }
+  const measured = onDisk(state);
+  assert(measured <= maxBytes, `${measured} > ${maxBytes}`);
+  assertEquals(store.totalBytes(), measured);
+});
