@@ -136,6 +136,24 @@ Deno.test("usage.json is gone while the objects change under the lock and right 
   assertEquals(other.totalBytes(), 5);
 });
 
+/**
+ * What writers killed between their write and their rename leave (writeMirror's and put's
+ * temporary files), and the kept count a writer killed mid-put had removed first.
+ */
+function leaveLeftovers(state: string): string[] {
+  const undo = join(state, "undo");
+  const key = [...Deno.readDirSync(join(undo, "mirrors"))][0]!.name;
+  const prefix = [...Deno.readDirSync(join(undo, "objects"))][0]!.name;
+  const out = [
+    join(undo, "mirrors", `${key}.${crypto.randomUUID()}.tmp`),
+    join(undo, `usage.json.${crypto.randomUUID()}.tmp`),
+    join(undo, "objects", prefix, `ff${crypto.randomUUID()}.tmp`),
+  ];
+  for (const path of out) Deno.writeFileSync(path, new Uint8Array(30_000));
+  Deno.removeSync(join(undo, "usage.json"));
+  return out;
+}
+
 // Agents whose snapshot stores kept what killed writers left (opencode's orphaned
 // `tmp_pack_*` files: anomalyco/opencode#15977, #9290; Hmbown/Codewhale#975) grew past any
 // limit; here a killed writer's temporary files count against the cap and are swept.
@@ -146,22 +164,11 @@ Deno.test("temporary files a killed writer left count against the cap and are sw
   fill(root, 10, "a");
   const maxBytes = 60_000;
   await bashTurn(state, maxBytes, "s1", root, 1, () => {});
-  const key = [...Deno.readDirSync(join(state, "undo", "mirrors"))][0]!.name;
-  // As writeMirror and put leave them when killed between the write and the rename.
-  const leftovers = [
-    join(state, "undo", "mirrors", `${key}.${crypto.randomUUID()}.tmp`),
-    join(state, "undo", `usage.json.${crypto.randomUUID()}.tmp`),
-  ];
-  for (const path of leftovers) Deno.writeFileSync(path, new Uint8Array(30_000));
-  const objectDir = [...Deno.readDirSync(join(state, "undo", "objects"))][0]!.name;
-  const object = join(state, "undo", "objects", objectDir, `ff${crypto.randomUUID()}.tmp`);
-  Deno.writeFileSync(object, new Uint8Array(40_000));
-  // A writer killed in the middle of a put had removed the kept count first.
-  Deno.removeSync(join(state, "undo", "usage.json"));
+  const leftovers = leaveLeftovers(state);
   const store = await bashTurn(state, maxBytes, "s1", root, 2, () => {
     Deno.writeTextFileSync(join(root, "f1.txt"), "changed");
   });
-  for (const path of [...leftovers, object]) {
+  for (const path of leftovers) {
     assertEquals(await Deno.stat(path).then(() => true, () => false), false, path);
   }
   const measured = onDisk(state);
