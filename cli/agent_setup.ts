@@ -37,7 +37,7 @@ import { checkToolNames, type PolicyCommand, type PolicyFlags, resolvePolicy } f
 import { writeStderr } from "./output.ts";
 import { DEFAULT_MAX_TOKENS, maxTokensFrom, type ProviderFlags, providerFrom } from "./provider.ts";
 import { openMcpSources, toolSourceOf } from "./mcp.ts";
-import { sessionRetention, undoMaxBytes } from "./state_dir.ts";
+import { retentionNote, sessionRetention, undoMaxBytes } from "./state_dir.ts";
 import { openAuditLog } from "./audit_log.ts";
 import type { McpSources } from "../agent/mcp_sources.ts";
 
@@ -263,12 +263,9 @@ export async function openAgent(
     }
     // Retention, as every run and chat starts: expired sessions go (never this one).
     const expired = expireSessions(store, sessionRetention(config), { keep: sessionId });
-    if (expired.sessions.length > 0) {
-      log.log(
-        "info",
-        `retention: removed ${expired.sessions.length} expired session(s)` +
-          (expired.vacuumed ? "; sessions.db vacuumed" : ""),
-      );
+    if (expired.sessions.length > 0 && flags.quiet !== true) {
+      // Said, not only logged: history that vanishes without a word looks like a bug.
+      await writeStderr(`rousseau: ${retentionNote(expired.sessions.length, config)}`);
     }
     host = await createWorkerHost({ ...context, modules: config.modules, permissions: grants });
     checkToolNames(config.approver, flags, host.registry.names(), Object.keys(config.mcpServers));

@@ -30,6 +30,16 @@ export function undoMaxBytes(config: Config): number {
   return config.values.state?.undo?.max_bytes ?? DEFAULT_UNDO_MAX_BYTES;
 }
 
+/** What retention says when it removed `count` sessions as a run or chat started. */
+export function retentionNote(count: number, config: Config): string {
+  const { maxAgeMs, maxCount } = sessionRetention(config);
+  const why = [
+    ...(maxAgeMs > 0 ? [`unused for ${ageText(maxAgeMs)} (state.sessions.max_age)`] : []),
+    ...(maxCount > 0 ? [`past the newest ${maxCount} (state.sessions.max_count)`] : []),
+  ].join(" or ");
+  return `removed ${count} session${count === 1 ? "" : "s"} ${why}, with their undo data`;
+}
+
 /** `1.2 MB`-style sizes (powers of 1024, as the caps are written). */
 export function bytesText(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;

@@ -4,6 +4,12 @@
  * never the session being resumed; `sessions.db` shrinks afterwards; the audit log rotates
  * and `audit verify` checks the rotated files as one chain; `doctor` says what the state
  * directory holds. Each test has a state directory of its own, seeded with real files.
+ *
+ * From other agents: sessions that pile up make resuming slow (openai/codex#19483: 821
+ * session files, a resume picker at 8–60 s) and stores grow without any retention
+ * (mksglu/context-mode#949); a silent 30-day sweep was then taken for a bug that deleted
+ * history (phuryn/grok-build-vscode#153, on Claude Code's `cleanupPeriodDays`), so removal is
+ * said on stderr and `doctor` names the keys.
  */
 
 import { join } from "node:path";
@@ -12,7 +18,7 @@ import { openSessionStore } from "../../agent/session_store.ts";
 import { openUndoStore, type TurnRecord } from "../../agent/undo_store.ts";
 import { sha256Hex } from "../../agent/snapshot.ts";
 import { rotatedFiles, sha256 } from "../../approver/mod.ts";
-import { assert, assertEquals, assertMatch } from "../_helpers/assert.ts";
+import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_helpers/assert.ts";
 import { runCli } from "../_helpers/cli.ts";
 import { startFakeAnthropic } from "../_helpers/fake_providers.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
@@ -119,6 +125,9 @@ function objectCount(state: string): number {
   return n;
 }
 
+/** The stderr of the last {@linkcode run}. */
+let stderr = "";
+
 async function run(
   root: string,
   env: Record<string, string>,
@@ -130,6 +139,7 @@ async function run(
     { env: { ...env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test-key" } },
   );
   assertEquals(out.code, 0, out.stderr);
+  stderr = out.stderr;
   return JSON.parse(out.stdout).session_id;
 }
 
@@ -150,6 +160,11 @@ Deno.test("retention: a run keeps the newest state.sessions.max_count sessions a
   const env = { ...h.env, ROUSSEAU_STATE_SESSIONS_MAX_COUNT: "3" };
   const resumed = await run(ws.root, env, "--session", ids.s0!);
   assertEquals(resumed, ids.s0);
+  assertStringIncludes(
+    stderr,
+    "rousseau: removed 3 sessions unused for 30d (state.sessions.max_age) or past the newest 3 " +
+      "(state.sessions.max_count), with their undo data\n",
+  );
   const kept = [ids.s0!, ids.s4!, ids.s5!].sort();
   assertEquals(sessionIds(h.state), kept);
   // Their undo data went too, with the orphan's (a session sessions.db does not hold).
@@ -172,9 +187,11 @@ Deno.test("retention: sessions unused for state.sessions.max_age go as a run sta
   const next = await run(ws.root, h.env); // the default: 30d
   assertEquals(sessionIds(h.state), [ids.new!, keepAll, next].sort());
   assertEquals(undoSessions(h.state), [ids.new!].sort());
-  const week = await run(ws.root, { ...h.env, ROUSSEAU_STATE_SESSIONS_MAX_AGE: "1d12h" });
+  // -q: removed all the same, and nothing said.
+  const week = await run(ws.root, { ...h.env, ROUSSEAU_STATE_SESSIONS_MAX_AGE: "1d12h" }, "-q");
   assertEquals(sessionIds(h.state), [keepAll, next, week].sort());
   assertEquals(undoSessions(h.state), []);
+  assertEquals(stderr, "");
 });
 
 Deno.test("retention: a bad state.sessions.max_age stops start-up with the key and the form wanted", async () => {
