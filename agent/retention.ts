@@ -1,6 +1,7 @@
 /**
  * Retention of the state directory, run as a `run` or `chat` starts: sessions expire by
- * age (last update) and by count (the newest are kept), the session being resumed never;
+ * age (last update) and by count (the newest are kept; none used in the last day), the
+ * session being resumed never;
  * their undo data goes with them, and so does undo data whose session is gone some other
  * way (a crash between the two deletions, an older `session delete`); the undo store is
  * brought back within its cap; `sessions.db` is vacuumed when sessions were removed, so the
@@ -21,6 +22,13 @@ export const DEFAULT_SESSIONS_MAX_AGE_MS = 30 * 86_400_000;
 
 /** The default of `state.sessions.max_count`. */
 export const DEFAULT_SESSIONS_MAX_COUNT = 1000;
+
+/**
+ * Sessions used this recently are never removed for the count (a chat left open in another
+ * terminal, or a `run` in flight, may still be writing to one): the count is a soft limit
+ * for a day.
+ */
+export const COUNT_SPARES_MS = 86_400_000;
 
 /** How long sessions are kept. */
 export interface SessionRetention {
@@ -48,6 +56,7 @@ export function expireSessions(
   const removed = sessions.expire({
     ...(policy.maxAgeMs > 0 ? { before: new Date(now - policy.maxAgeMs).toISOString() } : {}),
     maxCount: policy.maxCount,
+    spare: new Date(now - COUNT_SPARES_MS).toISOString(),
     ...(options.keep === undefined ? {} : { keep: options.keep }),
   });
   return { sessions: removed, vacuumed: removed.length > 0 && sessions.vacuum() };

@@ -54,9 +54,12 @@ export interface SessionStore extends Disposable {
   delete(id: string): boolean;
   /**
    * Removes the sessions last updated before `before` (an ISO time) and those past the
-   * newest `maxCount` (0: no limit), never `keep`; returns their ids (one transaction).
+   * newest `maxCount` (0: no limit) last updated before `spare`, never `keep`; returns their
+   * ids (one transaction).
    */
-  expire(options: { before?: string; maxCount?: number; keep?: string }): string[];
+  expire(
+    options: { before?: string; maxCount?: number; keep?: string; spare?: string },
+  ): string[];
   /** Gives the space of removed sessions back to the file system; false when busy. */
   vacuum(): boolean;
   close(): void;
@@ -216,18 +219,20 @@ export function openSessionStore(path: string): SessionStore {
     delete(id) {
       return Number(db.prepare("DELETE FROM sessions WHERE id = ?").run(id).changes) > 0;
     },
-    expire({ before, maxCount = 0, keep = "" }) {
+    expire({ before, maxCount = 0, keep = "", spare = "" }) {
       const old = before === undefined ? "" : "updated_at < ?";
-      // The newest `maxCount`, counting `keep` among them whatever its age.
+      // Past the newest `maxCount` (counting `keep` among them whatever its age), and not
+      // used since `spare` (another process may still be in such a session).
       const many = maxCount > 0
-        ? "id NOT IN (SELECT id FROM sessions ORDER BY (id = ?) DESC, updated_at DESC, id DESC LIMIT ?)"
+        ? "(updated_at < ? AND id NOT IN (SELECT id FROM sessions " +
+          "ORDER BY (id = ?) DESC, updated_at DESC, id DESC LIMIT ?))"
         : "";
       const where = [old, many].filter(Boolean).join(" OR ");
       if (where === "") return [];
       const params = [
         keep,
         ...(before === undefined ? [] : [before]),
-        ...(maxCount > 0 ? [keep, maxCount] : []),
+        ...(maxCount > 0 ? [spare === "" ? "9999" : spare, keep, maxCount] : []),
       ];
       db.exec("BEGIN IMMEDIATE");
       try {

@@ -184,7 +184,8 @@ export const KEY_DOCS: Readonly<Record<string, KeyDoc>> = {
   },
   "state.sessions.max_count": {
     default: String(DEFAULT_SESSIONS_MAX_COUNT),
-    text: "Only the newest this many sessions are kept (the same way); `0`: no limit.",
+    text: "Only the newest this many sessions are kept (the same way), but none used in the " +
+      "last day is removed for the count (another process may be in it); `0`: no limit.",
   },
   "state.audit.max_bytes": {
     default: `\`${DEFAULT_AUDIT_MAX_BYTES}\` (64 MiB)`,

@@ -73,6 +73,13 @@ Deno.test("expireSessions() removes by age and by count, never the kept session"
       keep: 1,
       left: [0, 1],
     },
+    {
+      name: "sessions used in the last day are spared by the count",
+      ages: [0.5, 0.2, 3],
+      maxAgeDays: 0,
+      maxCount: 1,
+      left: [0, 1],
+    },
     { name: "both limits off", ages: [1, 500], maxAgeDays: 0, maxCount: 0, left: [0, 1] },
   ];
   for (const row of table) {
