@@ -234,10 +234,13 @@ export function openSessionStore(path: string): SessionStore {
         ...(before === undefined ? [] : [before]),
         ...(maxCount > 0 ? [spare === "" ? "9999" : spare, keep, maxCount] : []),
       ];
+      const select = db.prepare(`SELECT id FROM sessions WHERE id != ? AND (${where})`);
+      const expired = () => (select.all(...params) as { id: string }[]).map((row) => row.id);
+      // A look first, without the write lock: the usual answer is nothing.
+      if (expired().length === 0) return [];
       db.exec("BEGIN IMMEDIATE");
       try {
-        const ids = (db.prepare(`SELECT id FROM sessions WHERE id != ? AND (${where})`)
-          .all(...params) as { id: string }[]).map((row) => row.id);
+        const ids = expired();
         const remove = db.prepare("DELETE FROM sessions WHERE id = ?");
         for (const id of ids) remove.run(id);
         db.exec("COMMIT");

@@ -12,6 +12,7 @@
 
 import { join } from "node:path";
 import { assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
+import { runCli } from "../_helpers/cli.ts";
 import { startFakeAnthropic } from "../_helpers/fake_providers.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 import { openChat } from "../_helpers/tmux_chat.ts";
@@ -70,4 +71,42 @@ Deno.test("chat: undo's scan of a large tree keeps the spinner going, says what 
   const later = await chat.waitForPrompt(3);
   assertEquals(later.filter((l) => l.startsWith(note)).length, 1, later.join("\n"));
   assertEquals(await Deno.readTextFile(ws.path("two.txt")), "two\n");
+});
+
+Deno.test("run: the first slow undo scan says once on stderr how to avoid it; -q keeps stderr for errors", async () => {
+  await using ws = await tmpWorkspace();
+  await bigTree(ws.root);
+  const steps = [
+    {
+      tools: [
+        { name: "bash", input: { command: "echo one > one.txt" } },
+        { name: "bash", input: { command: "echo two > two.txt" } },
+      ],
+    },
+    { text: "Done." },
+  ];
+  const note = "rousseau: undo: snapshotting 20,000 files took ";
+  for (const quiet of [false, true]) {
+    // A state directory of its own each time: each run's first scan reads the tree whole.
+    const data = await Deno.makeTempDir({ prefix: "rousseau-slow-scan-" });
+    await using _data = { [Symbol.asyncDispose]: () => Deno.remove(data, { recursive: true }) };
+    await using server = startFakeAnthropic(steps);
+    const out = await runCli(
+      ["--workspace", ws.root, "--allow", "bash", "run", ...(quiet ? ["-q"] : []), "go"],
+      {
+        env: {
+          ANTHROPIC_BASE_URL: server.url,
+          ANTHROPIC_API_KEY: "test-key",
+          ROUSSEAU_TOOLS_BASH_OVERLAY: "off",
+          XDG_DATA_HOME: data,
+        },
+      },
+    );
+    assertEquals(out.code, 0, out.stderr);
+    const said = out.stderr.split("\n").filter((l) => l.startsWith(note));
+    // Two bash calls, four scans; only the first slow one is told of.
+    assertEquals(said.length, quiet ? 0 : 1, out.stderr);
+    if (!quiet) assertStringIncludes(said[0]!, "Turn undo off with state.undo.max_bytes: 0");
+    if (quiet) assertEquals(out.stderr, "");
+  }
 });
