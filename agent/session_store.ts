@@ -52,6 +52,16 @@ export interface SessionStore extends Disposable {
   list(): SessionInfo[];
   /** Removes a session; false when there was none. */
   delete(id: string): boolean;
+  /**
+   * Removes the sessions last updated before `before` (an ISO time) and those past the
+   * newest `maxCount` (0: no limit) last updated before `spare`, never `keep`; returns their
+   * ids (one transaction).
+   */
+  expire(
+    options: { before?: string; maxCount?: number; keep?: string; spare?: string },
+  ): string[];
+  /** Gives the space of removed sessions back to the file system; false when busy. */
+  vacuum(): boolean;
   close(): void;
 }
 
@@ -208,6 +218,47 @@ export function openSessionStore(path: string): SessionStore {
     },
     delete(id) {
       return Number(db.prepare("DELETE FROM sessions WHERE id = ?").run(id).changes) > 0;
+    },
+    expire({ before, maxCount = 0, keep = "", spare = "" }) {
+      const old = before === undefined ? "" : "updated_at < ?";
+      // Past the newest `maxCount` (counting `keep` among them whatever its age), and not
+      // used since `spare` (another process may still be in such a session).
+      const many = maxCount > 0
+        ? "(updated_at < ? AND id NOT IN (SELECT id FROM sessions " +
+          "ORDER BY (id = ?) DESC, updated_at DESC, id DESC LIMIT ?))"
+        : "";
+      const where = [old, many].filter(Boolean).join(" OR ");
+      if (where === "") return [];
+      const params = [
+        keep,
+        ...(before === undefined ? [] : [before]),
+        ...(maxCount > 0 ? [spare === "" ? "9999" : spare, keep, maxCount] : []),
+      ];
+      const select = db.prepare(`SELECT id FROM sessions WHERE id != ? AND (${where})`);
+      const expired = () => (select.all(...params) as { id: string }[]).map((row) => row.id);
+      // A look first, without the write lock: the usual answer is nothing.
+      if (expired().length === 0) return [];
+      db.exec("BEGIN IMMEDIATE");
+      try {
+        const ids = expired();
+        const remove = db.prepare("DELETE FROM sessions WHERE id = ?");
+        for (const id of ids) remove.run(id);
+        db.exec("COMMIT");
+        return ids;
+      } catch (error) {
+        db.exec("ROLLBACK");
+        throw error;
+      }
+    },
+    vacuum() {
+      try {
+        db.exec("VACUUM");
+        // WAL mode: the rebuilt pages are in the log until a checkpoint; truncate it too.
+        db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+        return true;
+      } catch {
+        return false; // another connection is writing: the next retention pass tries again
+      }
     },
     close() {
       if (db.isOpen) db.close();

@@ -288,23 +288,47 @@ function globEscape(path: string): string {
   return path.replace(/[\\*?[\]]/g, (c) => `\\${c}`);
 }
 
+/** The `find` that lists `roots` with the stat of every path (GNU `-printf`). */
+function findCommand(roots: readonly string[], skip: readonly string[]): Deno.Command {
+  const prune = ["(", "-name", ".git", ...skip.flatMap((p) => ["-o", "-path", globEscape(p)]), ")"];
+  return new Deno.Command("find", {
+    args: [...roots, "-mindepth", "1", ...prune, "-prune", "-o", "-printf", FIND_FORMAT],
+    env: { LC_ALL: "C" },
+    stdout: "piped",
+    stderr: "null",
+  });
+}
+
 /**
  * Every path under `roots` with its stat, by GNU find (one process walks the tree far faster
  * than a stat call per file from JavaScript); undefined when find is not there or not GNU.
  */
 function findTree(roots: readonly string[], skip: readonly string[]): [string, Stat][] | undefined {
-  const prune = ["(", "-name", ".git", ...skip.flatMap((p) => ["-o", "-path", globEscape(p)]), ")"];
   let output: Deno.CommandOutput;
   try {
-    output = new Deno.Command("find", {
-      args: [...roots, "-mindepth", "1", ...prune, "-prune", "-o", "-printf", FIND_FORMAT],
-      env: { LC_ALL: "C" },
-      stdout: "piped",
-      stderr: "null",
-    }).outputSync();
+    output = findCommand(roots, skip).outputSync();
   } catch {
     return undefined;
   }
+  return parseFind(output);
+}
+
+/** The same as {@linkcode findTree}, without blocking the event loop while find runs. */
+async function findTreeAsync(
+  roots: readonly string[],
+  skip: readonly string[],
+): Promise<[string, Stat][] | undefined> {
+  let output: Deno.CommandOutput;
+  try {
+    output = await findCommand(roots, skip).output();
+  } catch {
+    return undefined;
+  }
+  return parseFind(output);
+}
+
+/** find's `-printf` output as paths and stats; undefined when it is not GNU find's. */
+function parseFind(output: Deno.CommandOutput): [string, Stat][] | undefined {
   const text = new TextDecoder().decode(output.stdout);
   if (!output.success && text === "") return undefined;
   const fields = text.split("\0");
@@ -354,20 +378,40 @@ function walkTree(roots: readonly string[], skip: readonly string[]): [string, S
   return out;
 }
 
+/** How far a scan is: listing the tree (`files` unknown yet), then reading what changed. */
+export interface ScanProgress {
+  /** Regular files in the tree, once listed. */
+  readonly files?: number;
+  /** Paths looked at so far (of `paths`). */
+  readonly done: number;
+  /** Paths in the tree (files, directories, links), once listed. */
+  readonly paths?: number;
+}
+
+/** Options of {@linkcode scanTreeAsync}. */
+export interface AsyncScanOptions extends ScanOptions {
+  /** Called as the scan goes (at each pause), and once the tree is listed. */
+  readonly onProgress?: (progress: ScanProgress) => void;
+  /** How long the scan works between pauses for the event loop, in ms. @default {40} */
+  readonly sliceMs?: number;
+}
+
 /**
- * Scans the roots (synchronously: no promise per file) and returns the new mirror. Entries
- * whose metadata did not change are reused.
+ * The scan itself, one path at a time; yields the number of paths done every so often, so a
+ * caller may pause between steps. Returns the new mirror.
  */
-export function scanTree(options: ScanOptions): Mirror {
-  const now = options.now ?? Date.now;
-  const seen = now();
+function* scanSteps(
+  options: ScanOptions,
+  seen: number,
+  listed: readonly [string, Stat][],
+): Generator<number, Mirror> {
   const skip = options.skip ?? [];
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_UNDO_MAX_FILE_BYTES;
   const previous = options.previous ?? new Map();
   const mirror: Mirror = new Map();
-  const listed = (options.noFind ? undefined : findTree(options.roots, skip)) ??
-    walkTree(options.roots, skip);
+  let done = 0;
   for (const [path, stat] of listed) {
+    if ((++done & 63) === 0) yield done;
     if (under(path, skip)) continue;
     const cached = previous.get(path);
     let entry: Entry;
@@ -382,6 +426,54 @@ export function scanTree(options: ScanOptions): Mirror {
     mirror.set(path, { entry, ...kept, seen });
   }
   return mirror;
+}
+
+/**
+ * Scans the roots (synchronously: no promise per file) and returns the new mirror. Entries
+ * whose metadata did not change are reused.
+ */
+export function scanTree(options: ScanOptions): Mirror {
+  const seen = (options.now ?? Date.now)();
+  const skip = options.skip ?? [];
+  const listed = (options.noFind ? undefined : findTree(options.roots, skip)) ??
+    walkTree(options.roots, skip);
+  const steps = scanSteps(options, seen, listed);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** A pause that lets timers and I/O callbacks run (a spinner, a Ctrl+C). */
+function pause(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+/**
+ * The same scan as {@linkcode scanTree}, giving the event loop a turn every `sliceMs` of work
+ * (a first scan of a large tree reads every file: seconds during which a terminal would
+ * otherwise freeze) and saying how far it is. The result is the same.
+ */
+export async function scanTreeAsync(options: AsyncScanOptions): Promise<Mirror> {
+  const seen = (options.now ?? Date.now)();
+  const skip = options.skip ?? [];
+  const slice = options.sliceMs ?? 40;
+  const listed = (options.noFind ? undefined : await findTreeAsync(options.roots, skip)) ??
+    walkTree(options.roots, skip);
+  let files = 0;
+  for (const [, stat] of listed) if (stat.type === "f") files++;
+  const report = (done: number) => options.onProgress?.({ files, done, paths: listed.length });
+  report(0);
+  const steps = scanSteps(options, seen, listed);
+  let since = performance.now();
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    if (performance.now() - since < slice) continue;
+    report(step.value);
+    await pause();
+    since = performance.now();
+  }
 }
 
 /** True when both scans saw the same paths with the same metadata and entries. */

@@ -33,7 +33,9 @@ import {
   type Mirror,
   sameEntry,
   sameMirror,
+  type ScanProgress,
   scanTree,
+  scanTreeAsync,
 } from "./snapshot.ts";
 import { mirrorKey, type TurnRecord, type UndoStore } from "./undo_store.ts";
 
@@ -47,7 +49,27 @@ export interface UndoRecorderOptions {
   readonly protectedPaths?: readonly string[];
   /** @default {DEFAULT_UNDO_MAX_FILE_BYTES} */
   readonly maxFileBytes?: number;
+  /**
+   * Told how a scan of the workspace goes once it has run for {@linkcode PROGRESS_AFTER_MS}
+   * (a first scan of a large tree takes seconds), and when it ends.
+   */
+  readonly onProgress?: (progress: UndoProgress) => void;
 }
+
+/** A scan shorter than this says nothing. */
+export const PROGRESS_AFTER_MS = 250;
+
+/** How a scan of the workspace (before or after a call) goes. */
+export type UndoProgress =
+  | ({ readonly type: "scan"; readonly tool: string } & ScanProgress)
+  | {
+    readonly type: "scan_end";
+    readonly tool: string;
+    /** Regular files in the tree. */
+    readonly files: number;
+    /** How long the scan took. */
+    readonly ms: number;
+  };
 
 /** A path a change set is about to change; `tree` when everything under it goes too. */
 export interface KeptPath {
@@ -175,7 +197,46 @@ export function createUndoRecorder(options: UndoRecorderOptions): UndoRecorder {
   const skip = [...(options.protectedPaths ?? []), store.dir];
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_UNDO_MAX_FILE_BYTES;
   const key = mirrorKey(roots);
+  const onProgress = options.onProgress;
   let current: { turn: number; prompt: string; started: string } | undefined;
+
+  /**
+   * A scan of the roots that yields to the event loop as it goes, and says how far it is
+   * once it has run for PROGRESS_AFTER_MS (and that it ended, if it said anything).
+   */
+  const scanRoots = async (tool: string, previous: Mirror): Promise<Mirror> => {
+    const started = performance.now();
+    let shown = false;
+    let last: ScanProgress = { done: 0 };
+    const show = () => {
+      shown = true;
+      onProgress?.({ type: "scan", tool, ...last });
+    };
+    const timer = onProgress === undefined ? undefined : setTimeout(show, PROGRESS_AFTER_MS);
+    try {
+      return await scanTreeAsync({
+        roots,
+        previous,
+        sink: store,
+        skip,
+        maxFileBytes,
+        onProgress: (progress) => {
+          last = progress;
+          if (shown || performance.now() - started >= PROGRESS_AFTER_MS) show();
+        },
+      });
+    } finally {
+      clearTimeout(timer);
+      if (shown) {
+        onProgress?.({
+          type: "scan_end",
+          tool,
+          files: last.files ?? 0,
+          ms: Math.round(performance.now() - started),
+        });
+      }
+    }
+  };
 
   const record = (): TurnRecord | undefined => {
     if (current === undefined) return undefined;
@@ -348,13 +409,7 @@ export function createUndoRecorder(options: UndoRecorderOptions): UndoRecorder {
       const r = record()!;
       store.writeTurn(r);
       const previous = store.readMirror(key);
-      before = scanTree({
-        roots,
-        previous: previous ?? new Map(),
-        sink: store,
-        skip,
-        maxFileBytes,
-      });
+      before = await scanRoots(tool, previous ?? new Map());
       // Nothing changed since the last scan (the usual case): the file on disk says the same.
       if (previous === undefined || !sameMirror(previous, before)) {
         store.writeMirror(key, roots, before);
@@ -370,7 +425,7 @@ export function createUndoRecorder(options: UndoRecorderOptions): UndoRecorder {
       try {
         if (before !== undefined) {
           using _lock = await store.lock();
-          const after = scanTree({ roots, previous: before, sink: store, skip, maxFileBytes });
+          const after = await scanRoots(tool, before);
           const r = record()!;
           mergeChanges(r, diffMirrors(before, after));
           store.writeTurn(r);

@@ -15,9 +15,15 @@
  *   budget), never for the length of a call, so sessions in other workspaces never wait for
  *   a long command. Order: workspace locks (sorted) first, then the store's lock.
  *
- * The objects are bounded by
- * `state.undo.max_bytes`: past it, the oldest turns are dropped, then objects nothing
- * refers to are deleted.
+ * The objects and the mirrors together are bounded by `state.undo.max_bytes`: past it, the
+ * oldest turns are dropped (never the running one), then objects nothing refers to are
+ * deleted; at the end of a turn ({@linkcode UndoStore.enforceBudget}) mirrors go too, oldest
+ * first, the running workspace's last, never one a running call is pending on (a dropped
+ * mirror only means the next scan of that workspace reads every file again).
+ *
+ * `usage.json` holds the objects' byte count as of the last release of the store's lock; it
+ * is removed before the objects change under the lock and written again at the release, so a
+ * process killed meanwhile leaves none and the next holder counts the objects again.
  *
  * @module
  */
@@ -122,8 +128,10 @@ export interface UndoStore extends ObjectSink {
   lockWorkspaces(keys: readonly string[]): Promise<Disposable>;
   /** The stored bytes of `hash`, checked; undefined when missing or damaged. */
   get(hash: string): Uint8Array | undefined;
-  /** Bytes the objects take. */
+  /** Bytes the objects and the mirrors take (what `maxBytes` bounds). */
   totalBytes(): number;
+  /** The same, apart: file copies and mirrors. */
+  usage(): { objects: number; mirrors: number };
   readMirror(key: string): Mirror | undefined;
   writeMirror(key: string, roots: readonly string[], mirror: Mirror): void;
   readPending(key: string): Pending | undefined;
@@ -134,11 +142,17 @@ export interface UndoStore extends ObjectSink {
   listTurns(session: string): TurnRecord[];
   /** Removes a session's records, then what nothing refers to any more. */
   deleteSession(session: string): void;
+  /** The same for several sessions, collecting once. */
+  deleteSessions(sessions: readonly string[]): void;
+  /** The ids of the sessions that have records. */
+  sessionIds(): string[];
   /** The turn being recorded: never dropped to make room. */
   setActiveTurn(turn: { session: string; turn: number } | undefined): void;
   /**
-   * Drops the oldest turns (never the active one) until the objects fit `maxBytes`, with the
-   * objects nothing refers to any more. New contents make room the same way when stored.
+   * Drops the oldest turns (never the active one) until the store fits `maxBytes`, with the
+   * objects nothing refers to any more; then, if still over, mirrors (oldest first, the
+   * active turn's workspace last, never one with a pending call). New contents and mirrors
+   * make room when stored by dropping turns only (a scan in progress needs its mirror).
    */
   enforceBudget(): void;
 }
@@ -192,7 +206,17 @@ export function openUndoStore(
   const mirrors = join(dir, "mirrors");
   const sessions = join(dir, "sessions");
   const maxBytes = options.maxBytes ?? DEFAULT_UNDO_MAX_BYTES;
+  const usagePath = join(dir, "usage.json");
+  /** Bytes of the objects; recounted (or read from `usage.json`) after each lock is taken. */
   let total: number | undefined;
+  /** Bytes of the mirror files, likewise. */
+  let mirrorTotal: number | undefined;
+  /** This process holds the store's lock. */
+  let holding = false;
+  /** The objects changed under the lock: `usage.json` is gone until the lock is released. */
+  let dirty = false;
+  /** `total` came from `usage.json` (so there is nothing to write back unless it changed). */
+  let saved = false;
   /** Objects written or found while the lock is held: a scan in progress may need them. */
   const fresh = new Set<string>();
   /** The turn being recorded, never dropped to make room. */
@@ -216,14 +240,75 @@ export function openUndoStore(
       return undefined;
     }
   };
+  /** The objects' count kept in `usage.json`, when there is a valid one. */
+  const readUsage = (): number | undefined => {
+    try {
+      const value = JSON.parse(Deno.readTextFileSync(usagePath)) as { objects?: unknown };
+      return Number.isSafeInteger(value.objects) && (value.objects as number) >= 0
+        ? value.objects as number
+        : undefined;
+    } catch {
+      return undefined; // none (a holder was killed, or never written) or damaged: recount
+    }
+  };
+  /** Before the objects change: a holder killed from here on leaves no stale count behind. */
+  const markDirty = () => {
+    if (dirty) return;
+    dirty = true;
+    saved = false;
+    try {
+      Deno.removeSync(usagePath);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+  };
+  const objectBytes = (): number => {
+    if (total === undefined) {
+      const kept = dirty ? undefined : readUsage();
+      saved = kept !== undefined;
+      total = kept ?? computeTotal();
+    }
+    return total;
+  };
+  const sizeOf = (path: string): number => {
+    try {
+      return Deno.statSync(path).size;
+    } catch {
+      return 0;
+    }
+  };
+  const mirrorBytes = (): number => {
+    if (mirrorTotal !== undefined) return mirrorTotal;
+    let sum = 0;
+    try {
+      for (const { name } of Deno.readDirSync(mirrors)) {
+        // A killed writer's temporary file counts until it is swept (see enforceBudget).
+        if (/^[0-9a-f]+\.json$/.test(name) || name.endsWith(".tmp")) {
+          sum += sizeOf(join(mirrors, name));
+        }
+      }
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+    mirrorTotal = sum;
+    return sum;
+  };
   const computeTotal = (): number => {
     let sum = 0;
     try {
       for (const prefix of Deno.readDirSync(objects)) {
         if (!prefix.isDirectory) continue;
         for (const file of Deno.readDirSync(join(objects, prefix.name))) {
-          if (file.name.endsWith(".tmp")) continue;
-          sum += Deno.statSync(join(objects, prefix.name, file.name)).size;
+          const path = join(objects, prefix.name, file.name);
+          // A killed writer's `.tmp`: a recount follows every kill (usage.json is gone), so
+          // under the lock (every writer holds it) it is swept here; unlocked, it counts.
+          if (file.name.endsWith(".tmp") && holding) {
+            try {
+              Deno.removeSync(path);
+              continue;
+            } catch { /* counted below */ }
+          }
+          sum += sizeOf(path);
         }
       }
     } catch (error) {
@@ -269,6 +354,7 @@ export function openUndoStore(
         // No turn refers to it: the copy of that workspace is no longer needed.
         Deno.removeSync(join(mirrors, name));
         mirrorCache.delete(key);
+        mirrorTotal = undefined;
         continue;
       }
       const set = new Set<string>();
@@ -287,8 +373,10 @@ export function openUndoStore(
         if (!prefix.isDirectory) continue;
         for (const file of Deno.readDirSync(join(objects, prefix.name))) {
           const path = join(objects, prefix.name, file.name);
-          if (!refs.has(prefix.name + file.name)) Deno.removeSync(path);
-          else sum += Deno.statSync(path).size;
+          if (!refs.has(prefix.name + file.name)) {
+            markDirty();
+            Deno.removeSync(path);
+          } else sum += Deno.statSync(path).size;
         }
       }
     } catch (error) {
@@ -297,28 +385,60 @@ export function openUndoStore(
     total = sum;
   };
 
-  /** Drops the oldest turns (never the active one) until the objects take at most `limit`. */
-  const drop = (limit: number) => {
-    const records = allRecords().filter((r) => r.dropped === undefined).sort((a, b) =>
-      a.started < b.started ? -1 : a.started > b.started ? 1 : 0
-    );
-    // Mirrors are kept here: a scan in progress reuses what its mirror refers to.
+  const isActive = (r: TurnRecord) =>
+    active !== undefined && r.session === active.session && r.turn === active.turn;
+
+  /**
+   * Drops the oldest turns (never the active one) until the store takes at most `limit`;
+   * with `mirrorsToo`, mirrors are candidates as well (never while a scan may be using one).
+   * Order: finished turns and other workspaces' mirrors by age, then turns without an end
+   * (another process may still be running them), then the active turn's workspace's mirror.
+   */
+  const drop = (limit: number, mirrorsToo = false) => {
+    if (store.totalBytes() <= limit) return;
+    const all = allRecords();
+    const live = all.filter((r) => r.dropped === undefined);
     const mirrorSets = mirrorHashes();
-    while (store.totalBytes() > limit) {
-      const index = records.findIndex((r) =>
-        active === undefined || r.session !== active.session || r.turn !== active.turn
-      );
-      if (index === -1) break; // only the running turn and the mirrors are left
-      const [oldest] = records.splice(index, 1);
-      // The record stays, emptied, so `undo` and `--list` say why the turn cannot be undone
-      // instead of silently skipping to an older one.
-      store.writeTurn({
-        ...oldest!,
-        changes: {},
-        problems: { "*": DROPPED },
-        dropped: new Date().toISOString(),
-      });
-      collect(records, mirrorSets);
+    const activeMirror = all.find(isActive)?.mirror;
+    const candidates: { at: string; rank: number; record?: TurnRecord; mirror?: string }[] = live
+      .filter((r) => !isActive(r))
+      .map((record) => ({ at: record.started, rank: record.ended === undefined ? 1 : 0, record }));
+    if (mirrorsToo) {
+      for (const key of mirrorSets.keys()) {
+        if (store.readPending(key) !== undefined) continue; // a call is running (or died) on it
+        let at = "";
+        try {
+          at = Deno.statSync(join(mirrors, `${key}.json`)).mtime?.toISOString() ?? "";
+        } catch { /* gone meanwhile */ }
+        candidates.push({ at, rank: key === activeMirror ? 2 : 0, mirror: key });
+      }
+    }
+    candidates.sort((a, b) => a.rank - b.rank || (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+    for (const candidate of candidates) {
+      if (store.totalBytes() <= limit) break;
+      if (candidate.record !== undefined) {
+        const oldest = candidate.record;
+        live.splice(live.indexOf(oldest), 1);
+        // The record stays, emptied, so `undo` and `--list` say why the turn cannot be undone
+        // instead of silently skipping to an older one.
+        store.writeTurn({
+          ...oldest,
+          changes: {},
+          problems: { "*": DROPPED },
+          dropped: new Date().toISOString(),
+        });
+      } else {
+        const key = candidate.mirror!;
+        try {
+          Deno.removeSync(join(mirrors, `${key}.json`));
+        } catch (error) {
+          if (!(error instanceof Deno.errors.NotFound)) throw error;
+        }
+        mirrorCache.delete(key);
+        mirrorSets.delete(key);
+        mirrorTotal = undefined;
+      }
+      collect(live, mirrorSets);
     }
   };
 
@@ -327,8 +447,21 @@ export function openUndoStore(
     maxBytes,
     async lock() {
       const held = await flock(join(dir, "lock"), queues);
+      // Other processes may have changed the store since this one last held the lock.
+      holding = true;
+      total = undefined;
+      mirrorTotal = undefined;
       return {
         [Symbol.dispose]() {
+          try {
+            if (total !== undefined && (dirty || !saved)) {
+              ensure(dir);
+              writeAtomicSync(usagePath, JSON.stringify({ objects: total }) + "\n");
+              dirty = false;
+              saved = true;
+            }
+          } catch { /* no count kept: the next holder counts the objects */ }
+          holding = false;
           fresh.clear();
           exhausted = false;
           held[Symbol.dispose]();
@@ -358,13 +491,13 @@ export function openUndoStore(
         fresh.add(hash);
         return true;
       } catch { /* not stored yet */ }
-      total ??= computeTotal();
-      if (total + bytes.length > maxBytes && !exhausted) {
+      if (store.totalBytes() + bytes.length > maxBytes && !exhausted) {
         // Room is made by dropping the oldest turns, as late as possible.
         drop(maxBytes - bytes.length);
-        if (total + bytes.length > maxBytes) exhausted = true;
+        if (store.totalBytes() + bytes.length > maxBytes) exhausted = true;
       }
-      if (total + bytes.length > maxBytes) return false;
+      if (store.totalBytes() + bytes.length > maxBytes) return false;
+      markDirty();
       fresh.add(hash);
       const prefix = hash.slice(0, 2);
       if (!made.has(prefix)) {
@@ -372,12 +505,11 @@ export function openUndoStore(
         made.add(prefix);
       }
       writeAtomicSync(path, bytes, 0o600);
-      total += bytes.length;
+      total = objectBytes() + bytes.length;
       return true;
     },
     room(bytes) {
-      total ??= computeTotal();
-      return total + bytes <= maxBytes || !exhausted;
+      return store.totalBytes() + bytes <= maxBytes || !exhausted;
     },
     get(hash) {
       try {
@@ -388,8 +520,10 @@ export function openUndoStore(
       }
     },
     totalBytes() {
-      total ??= computeTotal();
-      return total;
+      return objectBytes() + mirrorBytes();
+    },
+    usage() {
+      return { objects: objectBytes(), mirrors: mirrorBytes() };
     },
     readMirror(key) {
       const path = join(mirrors, `${key}.json`);
@@ -411,12 +545,16 @@ export function openUndoStore(
     writeMirror(key, roots, mirror) {
       ensure(mirrors);
       const path = join(mirrors, `${key}.json`);
-      writeAtomicSync(
-        path,
-        JSON.stringify({ version: MIRROR_VERSION, roots, rows: mirrorToJson(mirror) }),
-      );
+      const known = mirrorBytes();
+      const old = sizeOf(path);
+      const text = JSON.stringify({ version: MIRROR_VERSION, roots, rows: mirrorToJson(mirror) });
+      writeAtomicSync(path, text);
+      mirrorTotal = known - old + sizeOf(path);
       const stamp = stampOf(path);
       if (stamp !== undefined) mirrorCache.set(key, { stamp, mirror });
+      // A larger mirror makes room as new contents do: by the oldest turns (never mirrors,
+      // whose scans may be in progress).
+      if (store.totalBytes() > maxBytes) drop(maxBytes);
     },
     readPending(key) {
       return readJson(join(mirrors, `${key}.pending.json`)) as Pending | undefined;
@@ -462,20 +600,57 @@ export function openUndoStore(
       return out.sort((a, b) => a.turn - b.turn);
     },
     deleteSession(session) {
-      if (!/^[A-Za-z0-9-]+$/.test(session)) throw new TypeError(`undo: bad session id ${session}`);
-      try {
-        Deno.removeSync(join(sessions, session), { recursive: true });
-      } catch (error) {
-        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      store.deleteSessions([session]);
+    },
+    deleteSessions(ids) {
+      for (const session of ids) {
+        if (!/^[A-Za-z0-9-]+$/.test(session)) {
+          throw new TypeError(`undo: bad session id ${session}`);
+        }
+      }
+      for (const session of ids) {
+        try {
+          Deno.removeSync(join(sessions, session), { recursive: true });
+        } catch (error) {
+          if (!(error instanceof Deno.errors.NotFound)) throw error;
+        }
       }
       const records = allRecords();
       collect(records, mirrorHashes(new Set(records.map((r) => r.mirror))));
+    },
+    sessionIds() {
+      try {
+        return [...Deno.readDirSync(sessions)].filter((e) => e.isDirectory).map((e) => e.name)
+          .sort();
+      } catch (error) {
+        if (error instanceof Deno.errors.NotFound) return [];
+        throw error;
+      }
     },
     setActiveTurn(turn) {
       active = turn;
     },
     enforceBudget() {
-      if (store.totalBytes() > maxBytes) drop(maxBytes);
+      // Temporary files of writers killed mid-write (every writer holds the store's lock, so
+      // under it any is a leftover): a mirror's can be as large as the mirror.
+      for (const at of [dir, mirrors]) {
+        let names: Deno.DirEntry[] = [];
+        try {
+          names = [...Deno.readDirSync(at)];
+        } catch (error) {
+          if (!(error instanceof Deno.errors.NotFound)) throw error;
+        }
+        for (const { name, isFile } of names) {
+          if (!isFile || !name.endsWith(".tmp")) continue;
+          try {
+            Deno.removeSync(join(at, name));
+          } catch (error) {
+            if (!(error instanceof Deno.errors.NotFound)) throw error;
+          }
+          mirrorTotal = undefined;
+        }
+      }
+      drop(maxBytes, true);
     },
   };
   return store;

@@ -11,10 +11,17 @@
  * next line onto the head (so the gap stays visible in the log), or, with no head at all
  * beside a non-empty log, starts the next line with an all-zero `prev` (see `verifyChain`).
  *
+ * Rotation (`maxBytes`): a log that has reached the size is renamed, under its lock, to
+ * `<log>.<first seq, 9 digits>` (`audit.jsonl.000000001`), and the next line starts a new
+ * `<log>` chained onto the head, so the files read oldest first are one chain. With `keep`,
+ * the oldest rotated files beyond that many are removed; `<log>.start` then records where
+ * the chain now begins (the `seq` and `prev` of the oldest file's first line), so removing
+ * a rotated file by hand is told from retention (as the head tells a dropped end).
+ *
  * @module
  */
 
-import { dirname } from "node:path";
+import { basename, dirname, join } from "node:path";
 
 /** The kinds of audit events. */
 export type AuditEventName = "tool.execute" | "tool.denied" | "tool.error" | "tool.done";
@@ -135,6 +142,89 @@ export function sha256(text: string): Promise<string> {
 
 /** The `prev` of the first line of a file. */
 export const GENESIS = "0".repeat(64);
+
+/** The default size at which the CLI rotates the log (`state.audit.max_bytes`): 64 MiB. */
+export const DEFAULT_AUDIT_MAX_BYTES = 64 * 1024 * 1024;
+
+/** The default number of rotated files the CLI keeps (`state.audit.keep`). */
+export const DEFAULT_AUDIT_KEEP = 10;
+
+/** Where the log at `path` goes when it is rotated: its first entry's `seq`, 9 digits. */
+export function rotatedPathOf(path: string, seq: number): string {
+  return `${path}.${String(seq).padStart(9, "0")}`;
+}
+
+/** Where the log at `path` records where its chain begins once rotated files were removed. */
+export function startPathOf(path: string): string {
+  return `${path}.start`;
+}
+
+/** The rotated files of the log at `path`, oldest first. */
+export function rotatedFiles(path: string): string[] {
+  const name = basename(path);
+  const found: { seq: number; path: string }[] = [];
+  let entries: Deno.DirEntry[];
+  try {
+    entries = [...Deno.readDirSync(dirname(path))];
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return [];
+    throw error;
+  }
+  for (const entry of entries) {
+    if (!entry.isFile || !entry.name.startsWith(`${name}.`)) continue;
+    const suffix = entry.name.slice(name.length + 1);
+    if (!/^\d{9,}$/.test(suffix)) continue;
+    found.push({ seq: Number(suffix), path: join(dirname(path), entry.name) });
+  }
+  return found.sort((a, b) => a.seq - b.seq).map((f) => f.path);
+}
+
+/** Where a chain begins: the `seq` and `prev` of its first line. */
+export interface ChainStart {
+  readonly seq: number;
+  readonly prev: string;
+}
+
+/** The start kept in the text of a start file, or the reason the text is not one. */
+export function parseStart(text: string): ChainStart | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return "not JSON";
+  }
+  const start = value as { seq?: unknown; prev?: unknown } | null;
+  if (
+    typeof start !== "object" || start === null || !Number.isSafeInteger(start.seq) ||
+    (start.seq as number) < 1 || typeof start.prev !== "string" ||
+    !/^[0-9a-f]{64}$/.test(start.prev)
+  ) {
+    return 'not {"seq": N, "prev": "<SHA-256>"}';
+  }
+  return { seq: start.seq as number, prev: start.prev };
+}
+
+/** The first line of the open file (of `size` bytes), without its newline. */
+function firstLine(file: Deno.FsFile, size: number): string | undefined {
+  if (size === 0) return undefined;
+  let block = 4096;
+  for (;;) {
+    const length = Math.min(size, block);
+    file.seekSync(0, Deno.SeekMode.Start);
+    const buffer = new Uint8Array(length);
+    let filled = 0;
+    while (filled < length) {
+      const n = file.readSync(buffer.subarray(filled));
+      if (n === null) break;
+      filled += n;
+    }
+    const text = new TextDecoder().decode(buffer.subarray(0, filled));
+    const at = text.indexOf("\n");
+    if (at !== -1) return text.slice(0, at);
+    if (length === size) return text;
+    block *= 4;
+  }
+}
 
 function lastLine(file: Deno.FsFile, size: number): string | undefined {
   if (size === 0) return undefined;
@@ -277,12 +367,25 @@ interface Tail {
   readonly seq: number;
 }
 
+/** Options of {@linkcode createAuditFile}. */
+export interface AuditFileOptions {
+  /** Values never to be written. */
+  readonly secrets?: readonly string[];
+  readonly clock?: () => Date;
+  /** The log is rotated once it has reached this size (one line may pass it); 0: never. */
+  readonly maxBytes?: number;
+  /** Rotated files kept (the oldest beyond go); 0: all. @default {0} */
+  readonly keep?: number;
+}
+
 /** An audit file at `path`; `secrets` are values never to be written. */
 export function createAuditFile(
   path: string,
-  options: { secrets?: readonly string[]; clock?: () => Date } = {},
+  options: AuditFileOptions = {},
 ): AuditSink & { readonly path: string } {
   const clock = options.clock ?? (() => new Date());
+  const maxBytes = options.maxBytes ?? 0;
+  const keep = options.keep ?? 0;
   // Other processes may append to the same file, so each line is written under the lock
   // after a look at the file. While it is still the file and the size this process left,
   // the last line is the one this process wrote and is not read back. The steps under the
@@ -297,52 +400,135 @@ export function createAuditFile(
     }
     return Deno.openSync(path, { read: true, write: true, create: true, mode: 0o600 });
   };
+  /** True while the open file is still the one at `path` (not rotated or removed). */
+  const isCurrent = (info: Deno.FileInfo): boolean => {
+    try {
+      const now = Deno.statSync(path);
+      return now.ino === info.ino && now.dev === info.dev;
+    } catch {
+      return false;
+    }
+  };
+  /** Removes the oldest rotated files beyond `keep`, recording where the chain now begins. */
+  const prune = () => {
+    const rotated = rotatedFiles(path);
+    while (keep > 0 && rotated.length > keep) {
+      const oldest = rotated.shift()!;
+      using next = Deno.openSync(rotated[0]!, { read: true });
+      const fields = fieldsOf(firstLine(next, next.statSync().size) ?? "");
+      if (fields.seq === undefined || fields.prev === undefined) return; // damaged: keep all
+      // The start first: a process killed between the two leaves an extra file, not a hole.
+      const target = startPathOf(path);
+      const temporary = `${target}.tmp`;
+      try {
+        Deno.removeSync(temporary);
+      } catch (error) {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      }
+      Deno.writeTextFileSync(
+        temporary,
+        JSON.stringify({ seq: fields.seq, prev: fields.prev }) + "\n",
+        { mode: 0o600, createNew: true },
+      );
+      Deno.renameSync(temporary, target);
+      Deno.removeSync(oldest);
+    }
+  };
+  /** Renames the log to `target` unless that name is taken; false when it stays. */
+  const renameAway = (target: string): boolean => {
+    try {
+      Deno.lstatSync(target);
+      return false;
+    } catch { /* free */ }
+    Deno.renameSync(path, target);
+    return true;
+  };
+  /**
+   * Renames the full log (locked, `info` its stat) to its rotated name and returns the new
+   * log, locked, or undefined when it stays (its first line names no entry, or the name is
+   * taken): then the line goes to the full log, and nothing is lost.
+   */
+  const rotate = async (file: Deno.FsFile, info: Deno.FileInfo) => {
+    const seq = fieldsOf(firstLine(file, info.size) ?? "").seq;
+    if (seq === undefined || !renameAway(rotatedPathOf(path, seq))) return undefined;
+    // The new log is locked before the old one is released, so a reader never finds the
+    // chain's end in neither file.
+    const next = open();
+    try {
+      await next.lock(true);
+      prune();
+    } catch (error) {
+      next.close();
+      throw error;
+    }
+    return next;
+  };
+  const write = async (
+    file: Deno.FsFile,
+    info: Deno.FileInfo,
+    event: AuditEvent,
+    recorded: InputFields,
+  ) => {
+    let prev: string;
+    let seq: number;
+    if (
+      tail !== undefined && tail.dev === info.dev && tail.ino === info.ino &&
+      tail.size === info.size
+    ) {
+      prev = tail.hash;
+      seq = tail.seq + 1;
+    } else {
+      ({ prev, seq } = await nextLink(lastLine(file, info.size), readHeadSync(path)));
+    }
+    const entry = {
+      seq,
+      time: clock().toISOString(),
+      ...event,
+      ...recorded,
+      ...(event.reason === undefined ? {} : { reason: redact(event.reason, options.secrets) }),
+      prev,
+    };
+    const line = JSON.stringify(entry);
+    const bytes = new TextEncoder().encode(line + "\n");
+    file.seekSync(0, Deno.SeekMode.End);
+    let written = 0;
+    while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
+    const hash = await sha256(line);
+    writeHeadSync(path, { seq, hash });
+    tail = {
+      dev: info.dev,
+      ino: info.ino,
+      size: info.size + bytes.length,
+      hash,
+      seq,
+    };
+  };
   const append = async (event: AuditEvent): Promise<void> => {
     const recorded = await inputFields(event.input, options.secrets);
-    using file = open();
-    // The lock is awaited: another process holding it must not stall this event loop (the
-    // tool worker's confinement proofs are answered on it).
-    await file.lock(true);
-    try {
-      const info = file.statSync();
-      let prev: string;
-      let seq: number;
-      if (
-        tail !== undefined && tail.dev === info.dev && tail.ino === info.ino &&
-        tail.size === info.size
-      ) {
-        prev = tail.hash;
-        seq = tail.seq + 1;
-      } else {
-        ({ prev, seq } = await nextLink(lastLine(file, info.size), readHeadSync(path)));
+    for (;;) {
+      using file = open();
+      // The lock is awaited: another process holding it must not stall this event loop (the
+      // tool worker's confinement proofs are answered on it).
+      await file.lock(true);
+      let rotated: Deno.FsFile | undefined;
+      try {
+        const info = file.statSync();
+        // Rotated away (or removed) between the open and the lock: the line goes to the new log.
+        if (!isCurrent(info)) continue;
+        if (maxBytes > 0 && info.size >= maxBytes) rotated = await rotate(file, info);
+        if (rotated === undefined) await write(file, info, event, recorded);
+        else await write(rotated, rotated.statSync(), event, recorded);
+        return;
+      } catch (error) {
+        tail = undefined;
+        throw error;
+      } finally {
+        if (rotated !== undefined) {
+          await rotated.unlock();
+          rotated.close();
+        }
+        await file.unlock();
       }
-      const entry = {
-        seq,
-        time: clock().toISOString(),
-        ...event,
-        ...recorded,
-        ...(event.reason === undefined ? {} : { reason: redact(event.reason, options.secrets) }),
-        prev,
-      };
-      const line = JSON.stringify(entry);
-      const bytes = new TextEncoder().encode(line + "\n");
-      file.seekSync(0, Deno.SeekMode.End);
-      let written = 0;
-      while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
-      const hash = await sha256(line);
-      writeHeadSync(path, { seq, hash });
-      tail = {
-        dev: info.dev,
-        ino: info.ino,
-        size: info.size + bytes.length,
-        hash,
-        seq,
-      };
-    } catch (error) {
-      tail = undefined;
-      throw error;
-    } finally {
-      await file.unlock();
     }
   };
   return {
@@ -361,14 +547,71 @@ export interface ChainBreak {
   readonly problem: string;
 }
 
+/** Where the first line of a file must hook on when the chain does not begin in it. */
+export interface FirstLink {
+  /** The first line's `prev`; undefined: not checked (leftovers of a cut-short removal). */
+  readonly prev: string | undefined;
+  /** The first line's `seq`. */
+  readonly seq: number;
+  /** The file the chain comes from (its last line is the one `prev` hashes), for messages. */
+  readonly after?: string;
+  /** The start file that recorded `prev`, for messages. */
+  readonly start?: string;
+}
+
+function linesWere(count: number): string {
+  return count === 1 ? "1 line was" : `${count} lines were`;
+}
+
+function entryRange(from: number, to: number): string {
+  return from === to ? `(entry ${from})` : `(entries ${from}–${to})`;
+}
+
+/** Why the first line does not hook on where `first` says. */
+function firstLinkProblem(first: FirstLink, seq: unknown): string {
+  const has = typeof seq === "number";
+  if (first.after !== undefined) {
+    const after = first.after;
+    if (seq === first.seq) {
+      return `line 1 does not hold the hash of the last line of ${after}: one of the two was edited`;
+    }
+    if (has && seq > first.seq) {
+      return `${linesWere(seq - first.seq)} removed between ${after} and line 1 ${
+        entryRange(first.seq, seq - 1)
+      }`;
+    }
+    return has
+      ? `line 1 is entry ${seq}, but ${after} ends at entry ${first.seq - 1}: files were ` +
+        "reordered, copied or rewritten"
+      : `line 1 does not continue the chain of ${after}: it was edited`;
+  }
+  const start = first.start ?? "the start file";
+  if (seq === first.seq) {
+    return `line 1 does not match the start recorded in ${start} (entry ${first.seq}): it was edited`;
+  }
+  if (has && seq > first.seq) {
+    return `the log begins at entry ${seq}, but ${start} records that it begins at entry ` +
+      `${first.seq}: ${linesWere(seq - first.seq)} removed from the start ${
+        entryRange(first.seq, seq - 1)
+      }, a rotated file deleted by hand or lines cut from the oldest one`;
+  }
+  return `line 1 does not match the start recorded in ${start} (entry ${first.seq}): the ` +
+    "file was edited or replaced";
+}
+
 /**
- * The first broken link of the chain in `text`, or undefined when it is intact.
+ * The first broken link of the chain in `text`, or undefined when it is intact. The first
+ * line starts the chain (an all-zero `prev`) unless `first` says where it hooks on (a file
+ * after a rotation, or the oldest file kept once older ones were removed).
  *
  * Detection is exact (a line's `prev` is the hash of the line before it); the diagnosis of
  * what happened uses `seq` and is best effort. The last line has no successor holding its
  * hash: an edit of it alone is only caught against a head hash kept elsewhere (`head`).
  */
-export async function verifyChain(text: string): Promise<ChainBreak | undefined> {
+export async function verifyChain(
+  text: string,
+  first?: FirstLink,
+): Promise<ChainBreak | undefined> {
   const lines = text.split("\n");
   if (lines.at(-1) === "") lines.pop();
   const entries: { prev?: unknown; seq?: unknown }[] = [];
@@ -384,6 +627,10 @@ export async function verifyChain(text: string): Promise<ChainBreak | undefined>
   const hashes = await Promise.all(lines.map(sha256));
   for (let i = 0; i < lines.length; i++) {
     const { prev, seq } = entries[i]!;
+    if (i === 0 && first !== undefined) {
+      if (first.prev === undefined || prev === first.prev) continue;
+      return { line: 1, problem: firstLinkProblem(first, seq) };
+    }
     const expected = i === 0 ? GENESIS : hashes[i - 1];
     if (prev === expected) continue;
     const n = i + 1;
@@ -583,4 +830,144 @@ async function readHead(path: string): Promise<ChainHead | string | undefined> {
     return `unreadable: ${(error as Error).message}`;
   }
   return parseHead(text);
+}
+
+/** One file of a rotated log as read. */
+export interface AuditFileText {
+  readonly path: string;
+  /** Its text; undefined when the file does not exist (the log itself, before any line). */
+  readonly text: string | undefined;
+}
+
+/** A log with its rotated files, its head and its start, as read together. */
+export interface AuditFiles {
+  /** The rotated files, oldest first, then the log itself. */
+  readonly files: readonly AuditFileText[];
+  /** The head beside the log: undefined when there is none, a string when it is damaged. */
+  readonly head: ChainHead | string | undefined;
+  /** The start beside the log: undefined when there is none, a string when it is damaged. */
+  readonly start: ChainStart | string | undefined;
+}
+
+async function readStart(path: string): Promise<ChainStart | string | undefined> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(startPathOf(path));
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    return `unreadable: ${(error as Error).message}`;
+  }
+  return parseStart(text);
+}
+
+/**
+ * Reads the log at `path`, its rotated files, its head and its start under a shared lock on
+ * the log: a writer rotates and prunes only under the exclusive lock, so the set is one
+ * moment's.
+ */
+export async function readAuditFiles(path: string): Promise<AuditFiles> {
+  for (;;) {
+    let file: Deno.FsFile | undefined;
+    try {
+      file = await Deno.open(path, { read: true });
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+    try {
+      if (file !== undefined) {
+        await file.lock(false);
+        const info = file.statSync();
+        const now = await Deno.stat(path).catch(() => undefined);
+        if (now?.ino !== info.ino || now?.dev !== info.dev) continue; // rotated meanwhile
+      }
+      const rotated: AuditFileText[] = [];
+      for (const older of rotatedFiles(path)) {
+        rotated.push({ path: older, text: await Deno.readTextFile(older) });
+      }
+      let text: string | undefined;
+      if (file !== undefined) {
+        const chunks: Uint8Array[] = [];
+        for (;;) {
+          const chunk = new Uint8Array(64 * 1024);
+          const n = await file.read(chunk);
+          if (n === null) break;
+          chunks.push(chunk.subarray(0, n));
+        }
+        const bytes = new Uint8Array(chunks.reduce((sum, c) => sum + c.length, 0));
+        let at = 0;
+        for (const chunk of chunks) {
+          bytes.set(chunk, at);
+          at += chunk.length;
+        }
+        text = new TextDecoder().decode(bytes);
+      }
+      return {
+        files: [...rotated, { path, text }],
+        head: await readHead(path),
+        start: await readStart(path),
+      };
+    } finally {
+      file?.close();
+    }
+  }
+}
+
+/** A break found in one file of a rotated log. */
+export interface FileBreak extends ChainBreak {
+  /** The file it is in. */
+  readonly file: string;
+}
+
+function splitLines(text: string | undefined): string[] {
+  const out = (text ?? "").split("\n");
+  if (out.at(-1) === "") out.pop();
+  return out;
+}
+
+/**
+ * The first broken link across the files of a rotated log (oldest first), or undefined: each
+ * file's chain, each file's first line hooked onto the last line of the file before, and the
+ * oldest file's first line onto the start of the chain (an all-zero `prev`, or the `start`
+ * recorded when older files were removed). `logPath` names the start file in messages.
+ */
+export async function verifyFiles(
+  files: readonly AuditFileText[],
+  start: ChainStart | string | undefined,
+  logPath: string,
+): Promise<FileBreak | undefined> {
+  const present = files.filter((f) => f.text !== undefined);
+  if (present.length === 0) return undefined;
+  const startName = basename(startPathOf(logPath));
+  if (typeof start === "string") {
+    return {
+      file: present[0]!.path,
+      line: 1,
+      problem: `the start file ${startPathOf(logPath)} is damaged (${start}): it was edited`,
+    };
+  }
+  let link: FirstLink | undefined;
+  if (start !== undefined) {
+    const matches = (f: AuditFileText) => {
+      const fields = fieldsOf(splitLines(f.text)[0] ?? "");
+      return fields.seq === start.seq && fields.prev === start.prev;
+    };
+    // Files older than the one the start names are left from a removal that was cut short.
+    const at = present.findIndex(matches);
+    link = at > 0
+      ? { prev: undefined, seq: 1 }
+      : { prev: start.prev, seq: start.seq, start: startName };
+  }
+  for (const file of present) {
+    const found = await verifyChain(file.text!, link);
+    if (found !== undefined) return { file: file.path, ...found };
+    const last = splitLines(file.text).at(-1);
+    if (last === undefined) continue; // an empty file: the next hooks onto the one before
+    const seq = fieldsOf(last).seq;
+    link = {
+      prev: await sha256(last),
+      seq: (seq ?? 0) + 1,
+      after: basename(file.path),
+    };
+  }
+  return undefined;
 }

@@ -7,20 +7,15 @@
  */
 
 import { dirname, join } from "node:path";
-import {
-  type AskOperator,
-  type AuditSink,
-  createApprover,
-  createAuditFile,
-  type Policy,
-} from "../approver/mod.ts";
+import { type AskOperator, type AuditSink, createApprover, type Policy } from "../approver/mod.ts";
 import { DEFAULT_MAX_ITERATIONS, runTurn, toolSpecs } from "../agent/loop.ts";
 import type { AgentEvent, TurnResult } from "../agent/types.ts";
 import { openSessionStore, type SessionInfo, type SessionStore } from "../agent/session_store.ts";
 import { defaultSystemPrompt } from "../agent/system_prompt.ts";
 import type { GateOptions } from "../agent/tool_host.ts";
-import { createUndoRecorder } from "../agent/undo_recorder.ts";
-import { DEFAULT_UNDO_MAX_BYTES, openUndoStore } from "../agent/undo_store.ts";
+import { createUndoRecorder, type UndoProgress } from "../agent/undo_recorder.ts";
+import { openUndoStore } from "../agent/undo_store.ts";
+import { expireSessions, pruneUndo } from "../agent/retention.ts";
 import { type ContextManager, createContextManager } from "../agent/context.ts";
 import { type Instructions, loadInstructions, withInstructions } from "../agent/instructions.ts";
 import type { Compaction } from "../agent/types.ts";
@@ -42,6 +37,8 @@ import { checkToolNames, type PolicyCommand, type PolicyFlags, resolvePolicy } f
 import { writeStderr } from "./output.ts";
 import { DEFAULT_MAX_TOKENS, maxTokensFrom, type ProviderFlags, providerFrom } from "./provider.ts";
 import { openMcpSources, toolSourceOf } from "./mcp.ts";
+import { retentionNote, sessionRetention, undoMaxBytes } from "./state_dir.ts";
+import { openAuditLog } from "./audit_log.ts";
 import type { McpSources } from "../agent/mcp_sources.ts";
 
 /** Flags `run` and `chat` share. */
@@ -121,11 +118,6 @@ function iterationsFrom(flags: AgentFlags, config: Config): number {
   return n;
 }
 
-/** `state.undo.max_bytes`, or its default. */
-export function undoMaxBytes(config: Config): number {
-  return config.values.state?.undo?.max_bytes ?? DEFAULT_UNDO_MAX_BYTES;
-}
-
 function contextWindowFrom(flags: AgentFlags, config: Config): number | undefined {
   if (flags.contextWindow === undefined) return config.values.agent?.context_window;
   const n = Number(flags.contextWindow);
@@ -139,9 +131,9 @@ function contextWindowFrom(flags: AgentFlags, config: Config): number | undefine
   return n;
 }
 
-/** Audit events to the file, and to the log at debug level. */
-function auditTo(path: string, secrets: readonly string[], log: Logger): AuditSink {
-  const file = createAuditFile(path, { secrets });
+/** Audit events to the state directory's log, and to the log at debug level. */
+function auditTo(config: Config, secrets: readonly string[], log: Logger): AuditSink {
+  const file = openAuditLog(config, secrets);
   return {
     async record(event) {
       await file.record(event);
@@ -229,6 +221,8 @@ export async function openAgent(
     pickSession?: SessionPicker;
     /** Run bash calls the policy asks about first, and ask with what they did (chat). */
     preview?: boolean;
+    /** Told how a long scan of the workspace for undo goes (a status line). */
+    onUndoProgress?: (progress: UndoProgress) => void;
   } = {},
 ): Promise<AgentSetup> {
   const config = await loadConfig(flags.config).catch((error) => {
@@ -246,6 +240,8 @@ export async function openAgent(
   const store = openSessionStore(sessionsPath(config));
   let host: WorkerHost | undefined;
   let sources: McpSources | undefined;
+  /** The undo side of retention, which may wait for another process's lock. */
+  let pruning: Promise<unknown> | undefined;
   try {
     let sessionId: string;
     let messages: Message[] = [];
@@ -265,6 +261,12 @@ export async function openAgent(
         model: provider.model,
       });
     }
+    // Retention, as every run and chat starts: expired sessions go (never this one).
+    const expired = expireSessions(store, sessionRetention(config), { keep: sessionId });
+    if (expired.sessions.length > 0 && flags.quiet !== true) {
+      // Said, not only logged: history that vanishes without a word looks like a bug.
+      await writeStderr(`rousseau: ${retentionNote(expired.sessions.length, config)}`);
+    }
     host = await createWorkerHost({ ...context, modules: config.modules, permissions: grants });
     checkToolNames(config.approver, flags, host.registry.names(), Object.keys(config.mcpServers));
     // Tools of the configured MCP servers join the worker's, behind the same gate.
@@ -276,6 +278,20 @@ export async function openAgent(
     const undoStore = undoMaxBytes(config) === 0
       ? undefined
       : openUndoStore(config.stateDir, { maxBytes: undoMaxBytes(config) });
+    // Their undo data (and any whose session is gone), and the cap, without holding up the
+    // start: the store's lock may be held by another process's scan.
+    pruning = pruneUndo(
+      undoStore ?? openUndoStore(config.stateDir, { maxBytes: 0 }),
+      store,
+      { budget: undoStore !== undefined },
+    ).then(
+      (gone) => {
+        if (gone.length > 0) {
+          log.log("info", `retention: removed the undo data of ${gone.length} session(s)`);
+        }
+      },
+      (error) => log.log("warn", `retention: undo data: ${(error as Error).message}`),
+    );
     /** The undo recorder of session `id` (chat's /clear starts another session). */
     const undoFor = (id: string) =>
       undoStore === undefined ? {} : {
@@ -284,6 +300,7 @@ export async function openAgent(
           sessionId: id,
           roots: context.workspace.roots,
           protectedPaths: config.protectedPaths,
+          ...(options.onUndoProgress === undefined ? {} : { onProgress: options.onUndoProgress }),
         }),
       };
     const gate: GateOptions = {
@@ -301,7 +318,7 @@ export async function openAgent(
           !context.sandbox.network
         ? { preview: true }
         : {}),
-      audit: auditTo(join(config.stateDir, "audit.jsonl"), secrets, log),
+      audit: auditTo(config, secrets, log),
       source: "model",
       sessionId,
       ...(options.operator === undefined ? {} : { operator: options.operator }),
@@ -309,6 +326,7 @@ export async function openAgent(
     };
     const opened = host;
     const mcp = sources;
+    const pruned = pruning;
     const configHome = defaultConfigPath(Deno.env.toObject());
     const instructions: Instructions = flags.instructions === false
       ? { files: [], skipped: [] }
@@ -417,12 +435,14 @@ export async function openAgent(
       log,
       async [Symbol.asyncDispose]() {
         opened.close();
+        await pruned;
         store.close();
         await mcp.close();
       },
     };
   } catch (error) {
     host?.close();
+    await pruning;
     store.close();
     await sources?.close();
     throw error;

@@ -1,17 +1,20 @@
 /**
  * `rousseau audit verify [FILE]`: checks the audit log's hash chain and its head (kept beside
  * the log in `<FILE>.head`) and names the first line that was changed, removed or reordered.
+ * A rotated log is checked whole: its rotated files (`<FILE>.000000001`, …) oldest first,
+ * each hooked onto the one before, the oldest onto the start of the chain (or onto the start
+ * recorded in `<FILE>.start` once older files were removed), and the head at the end.
  *
  * @module
  */
 
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import {
-  type ChainBreak,
   chainHead,
+  type FileBreak,
   headPathOf,
-  readAuditLog,
-  verifyChain,
+  readAuditFiles,
+  verifyFiles,
   verifyHead,
 } from "../approver/mod.ts";
 import { loadConfig } from "./config.ts";
@@ -27,6 +30,11 @@ export interface AuditFlags extends GlobalFlags {
   readonly head?: string;
 }
 
+function lineCount(text: string | undefined): number {
+  return (text ?? "").split("\n").filter((line, i, all) => line !== "" || i < all.length - 1)
+    .length;
+}
+
 /** Runs `audit ACTION [FILE]` and returns the exit code: 0 intact, 1 broken or unreadable. */
 export async function auditCommand(
   action: string,
@@ -40,16 +48,17 @@ export async function auditCommand(
   const headPath = headPathOf(path);
   let snapshot;
   try {
-    snapshot = await readAuditLog(path);
+    snapshot = await readAuditFiles(path);
   } catch (error) {
     throw new Error(`audit verify: cannot read ${path}: ${(error as Error).message}`, {
       cause: error,
     });
   }
-  const { head } = snapshot;
-  let text = snapshot.text;
-  let broken: ChainBreak | undefined;
-  if (text === undefined) {
+  const { head, start } = snapshot;
+  const rotated = snapshot.files.slice(0, -1);
+  const current = snapshot.files.at(-1)!;
+  let broken: FileBreak | undefined;
+  if (current.text === undefined && rotated.length === 0) {
     if (head === undefined && file !== undefined) {
       throw new Error(
         `audit verify: cannot read ${path}: no such file (nothing has been audited yet, or ` +
@@ -57,9 +66,9 @@ export async function auditCommand(
       );
     }
     // The state directory's own log: with neither a log nor a head, nothing was audited yet.
-    text = "";
     if (head !== undefined) {
       broken = {
+        file: path,
         line: 1,
         problem: typeof head === "string"
           ? `the log is missing and its head file ${headPath} is damaged (${head})`
@@ -69,33 +78,49 @@ export async function auditCommand(
       };
     }
   }
-  const lines = text.split("\n").filter((line, i, all) => line !== "" || i < all.length - 1).length;
-  broken ??= await verifyChain(text);
+  const present = snapshot.files.filter((f) => f.text !== undefined);
+  const lines = present.reduce((sum, f) => sum + lineCount(f.text), 0);
+  // The head names the end of the chain: the last file holding a line (right after a
+  // rotation that is the log itself again, from its first line on).
+  const tail = [...present].reverse().find((f) => lineCount(f.text) > 0) ??
+    { path, text: current.text ?? "" };
+  const text = tail.text ?? "";
+  broken ??= await verifyFiles(snapshot.files, start, path);
   const last = await chainHead(text);
   if (broken === undefined && flags.head !== undefined && flags.head.toLowerCase() !== last) {
     broken = {
-      line: lines,
+      file: tail.path,
+      line: lineCount(text),
       problem: `the last line's hash is ${last}, not the --head given: ` +
         "the last line was edited, or lines were removed from or added to the end",
     };
   }
   // A head given on the command line stands in for a missing head file.
   if (broken === undefined && !(head === undefined && flags.head !== undefined)) {
-    broken = await verifyHead(text, head, headPath);
+    const found = await verifyHead(text, head, headPath);
+    if (found !== undefined) broken = { file: tail.path, ...found };
   }
+  const files = present.length > 1
+    ? ` in ${present.length} files (the oldest ${basename(present[0]!.path)})`
+    : "";
   if (flags.json) {
     await writeStdout(
       JSON.stringify({
         file: path,
         lines,
         intact: broken === undefined,
-        ...(broken === undefined ? { head: last } : { line: broken.line, problem: broken.problem }),
+        ...(present.length > 1 ? { files: present.map((f) => f.path) } : {}),
+        ...(broken === undefined ? { head: last } : {
+          ...(broken.file === path ? {} : { "broken_file": broken.file }),
+          line: broken.line,
+          problem: broken.problem,
+        }),
       }) + "\n",
     );
   } else if (broken === undefined) {
-    await writeStdout(`audit verify: ${path}: intact, ${lines} lines, head ${last}\n`);
+    await writeStdout(`audit verify: ${path}: intact, ${lines} lines${files}, head ${last}\n`);
   } else {
-    await writeStdout(`audit verify: ${path}: line ${broken.line}: ${broken.problem}\n`);
+    await writeStdout(`audit verify: ${broken.file}: line ${broken.line}: ${broken.problem}\n`);
   }
   return broken === undefined ? EXIT.ok : EXIT.failure;
 }

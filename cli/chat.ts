@@ -30,6 +30,8 @@ import { costOf } from "./prices.ts";
 import { pickSession } from "./session_picker.ts";
 import { RUN_EXIT } from "./run.ts";
 import { undoInChat } from "./undo.ts";
+import type { UndoProgress } from "../agent/undo_recorder.ts";
+import { createSlowScanNotice, scanLabel } from "./undo_progress.ts";
 
 /**
  * Lines that arrive this close together without bracketed paste (a terminal that does not
@@ -95,9 +97,22 @@ const HELP = "Commands:\n" +
   "Ctrl+C cancels the running turn; at an approval prompt it denies the call.\n" +
   "Lines typed while a turn runs are sent after it; a pasted block is one prompt.\n";
 
-async function loadHistory(path: string): Promise<string[]> {
+/** Prompts kept in `chat_history` (the file is cut back to these once it holds twice as many). */
+export const HISTORY_LINES = 500;
+
+/** The newest prompts, newest first; a file grown past twice the kept lines is cut back. */
+export async function loadHistory(path: string): Promise<string[]> {
   try {
-    return (await Deno.readTextFile(path)).split("\n").filter(Boolean).reverse().slice(0, 500);
+    const lines = (await Deno.readTextFile(path)).split("\n").filter(Boolean);
+    if (lines.length > 2 * HISTORY_LINES) {
+      // Replaced in one step: another chat appending meanwhile loses at most that line.
+      const temp = `${path}.${crypto.randomUUID()}.tmp`;
+      await Deno.writeTextFile(temp, lines.slice(-HISTORY_LINES).join("\n") + "\n", {
+        mode: 0o600,
+      });
+      await Deno.rename(temp, path).catch(() => Deno.remove(temp).catch(() => {}));
+    }
+    return lines.reverse().slice(0, HISTORY_LINES);
   } catch {
     return [];
   }
@@ -163,7 +178,26 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
   });
   /** The workspace root, known once the agent is open (previews show paths below it). */
   const shown: { root?: string | undefined } = {};
+  const slowScan = createSlowScanNotice();
+  /**
+   * Undo's scan of the workspace around a call (seconds in a large tree without the overlay):
+   * said on the call's spinner line while it runs, and how to avoid it after the first slow one.
+   */
+  const onUndoProgress = (progress: UndoProgress) => {
+    const call = [...running.values()].at(-1);
+    if (progress.type === "scan") {
+      if (call !== undefined) spinner?.label(`${call}  · ${scanLabel(progress)}`);
+      return;
+    }
+    if (call !== undefined) spinner?.label(call);
+    const note = slowScan(progress);
+    if (note === undefined) return;
+    spinner?.pause();
+    out(paint(color, "2", note) + "\n");
+    spinner?.resume();
+  };
   await using agent = await openAgent("chat", flags, {
+    onUndoProgress,
     ...(piped ? {} : { operator, preview: true }),
     ...(tty && !piped ? { pickSession } : {}),
   });

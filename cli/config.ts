@@ -31,6 +31,28 @@ function buildSchema({ z }: ZodModule) {
       return z.NEVER;
     }
   });
+  // An age: a duration with days allowed in front (`30d`, `1d12h`), or seconds.
+  const age = z.union([z.string(), z.number()]).transform((value, ctx) => {
+    if (typeof value === "number" && value >= 0) return value * 1000;
+    if (typeof value === "number") {
+      ctx.addIssue({ code: "custom", message: `want an age of at least 0, got ${value}` });
+      return z.NEVER;
+    }
+    const days = /^\s*(\d+(?:\.\d+)?)d(.*)$/.exec(value);
+    try {
+      if (days === null) return parseDuration(value);
+      const rest = days[2]!.trim();
+      return Number(days[1]) * 86_400_000 + (rest === "" ? 0 : parseDuration(rest));
+    } catch {
+      ctx.addIssue({
+        code: "custom",
+        message: `invalid age ${
+          JSON.stringify(value)
+        } (want a number with a unit, e.g. 30d, 12h, 90m)`,
+      });
+      return z.NEVER;
+    }
+  });
   const count = z.int().positive();
   const size = z.int().nonnegative();
   const stringList = z.array(z.string());
@@ -86,6 +108,9 @@ function buildSchema({ z }: ZodModule) {
     state: z.strictObject({
       dir: z.string().optional(),
       undo: z.strictObject({ max_bytes: size.optional() }).optional(),
+      sessions: z.strictObject({ max_age: age.optional(), max_count: size.optional() })
+        .optional(),
+      audit: z.strictObject({ max_bytes: size.optional(), keep: size.optional() }).optional(),
     }).optional(),
     "mcp_servers": z.record(
       z.string().regex(SERVER_NAME),

@@ -18,6 +18,8 @@ import {
 import { DEFAULT_MAX_ITERATIONS } from "../agent/loop.ts";
 import { DEFAULT_MAX_RESULT_SHARE } from "../agent/context.ts";
 import { DEFAULT_MAX_TOKENS, DEFAULT_MODELS } from "./provider.ts";
+import { DEFAULT_AUDIT_KEEP, DEFAULT_AUDIT_MAX_BYTES } from "../approver/audit.ts";
+import { DEFAULT_SESSIONS_MAX_AGE_MS, DEFAULT_SESSIONS_MAX_COUNT } from "../agent/retention.ts";
 
 /** What the schema cannot say about a key. */
 interface KeyDoc {
@@ -172,12 +174,38 @@ export const KEY_DOCS: Readonly<Record<string, KeyDoc>> = {
   },
   "state.dir": {
     default: "`$XDG_DATA_HOME/rousseau` or `~/.local/share/rousseau`",
-    text: "Where `sessions.db` and `audit.jsonl` live.",
+    text: "Where `sessions.db`, `audit.jsonl` and `undo/` live (`doctor` says how much each " +
+      "holds).",
   },
   "state.undo.max_bytes": {
     default: "`268435456` (256 MiB)",
-    text: "Most bytes of file copies `undo` keeps (the workspace's mirror included); " +
-      "the oldest turns go first. `0` turns undo off.",
+    text: "Most bytes of undo data on disk: file copies and the workspaces' mirrors " +
+      "(`undo/objects/`, `undo/mirrors/`), held between turns. The oldest turns and other " +
+      "workspaces' mirrors go first, never the running turn; `undo` names a turn whose data " +
+      "went. `0` turns undo off.",
+  },
+  "state.sessions.max_age": {
+    default: `\`${DEFAULT_SESSIONS_MAX_AGE_MS / 86_400_000}d\``,
+    text: "Sessions not used for this long are removed, with their undo data, when a `run` " +
+      "or `chat` starts (never the one it resumes); `sessions.db` is then vacuumed. A " +
+      "duration with days allowed (`30d`, `12h`, `1d12h`); `0` keeps them however old.",
+  },
+  "state.sessions.max_count": {
+    default: String(DEFAULT_SESSIONS_MAX_COUNT),
+    text: "Only the newest this many sessions are kept (the same way), but none used in the " +
+      "last day is removed for the count (another process may be in it); `0`: no limit.",
+  },
+  "state.audit.max_bytes": {
+    default: `\`${DEFAULT_AUDIT_MAX_BYTES}\` (64 MiB)`,
+    text: "`audit.jsonl` is rotated once it reaches this size, to `audit.jsonl.<first entry, " +
+      "9 digits>`; the new file's first line holds the hash of the last line before, so " +
+      "`audit verify` checks the rotated files as one chain. `0`: never rotated.",
+  },
+  "state.audit.keep": {
+    default: String(DEFAULT_AUDIT_KEEP),
+    text: "Rotated audit files kept; the oldest beyond go, and `audit.jsonl.start` records " +
+      "where the chain then begins (so a file removed by hand still fails `audit verify`). " +
+      "`0` keeps them all.",
   },
   "mcp_servers.<name>.command": {
     text: "An MCP server on stdio whose tools join as `mcp__<name>__<tool>` (docs/mcp.md). " +

@@ -11,7 +11,7 @@ import { connectMcpServers } from "../agent/mcp_sources.ts";
 import { checkGrants, grantsFor, mayRun } from "./layers.ts";
 import { type ProviderFlags, providerFrom, providerSettings } from "./provider.ts";
 import { toolProbe } from "./online_probe.ts";
-import { loadConfig } from "./config.ts";
+import { type Config, loadConfig } from "./config.ts";
 import { EXIT } from "./errors.ts";
 import { type GlobalFlags, workspaceFrom } from "./options.ts";
 import { writeStdout } from "./output.ts";
@@ -19,6 +19,9 @@ import { type PolicyFlags, resolvePolicy } from "./policy.ts";
 import { probeSandbox, resolveSandbox, sandboxForRoots, type SandboxReport } from "./sandbox.ts";
 import { contextChecks } from "./context_doctor.ts";
 import { reachProvider } from "./reach.ts";
+import { stateLines, stateUsage } from "./state_dir.ts";
+import { openSessionStore } from "../agent/session_store.ts";
+import { sessionsPath } from "./agent_setup.ts";
 
 interface Check {
   readonly ok: boolean;
@@ -232,6 +235,37 @@ function isSocket(path: string): boolean {
   }
 }
 
+/** What the state directory holds and how long it keeps it (nothing is created to say so). */
+function stateChecks(config: Config): Check[] {
+  try {
+    const db = sessionsPath(config);
+    const exists = (() => {
+      try {
+        return Deno.statSync(db).isFile;
+      } catch {
+        return false;
+      }
+    })();
+    let sessions = 0;
+    if (exists) {
+      using store = openSessionStore(db);
+      sessions = store.list().length;
+    }
+    const [held, kept] = stateLines(config, stateUsage(config, sessions));
+    return [{ ok: true, name: "state", detail: held }, {
+      ok: true,
+      name: "retention",
+      detail: kept,
+    }];
+  } catch (error) {
+    return [{
+      ok: false,
+      name: "state",
+      detail: `${config.stateDir}: ${error instanceof Error ? error.message : String(error)}`,
+    }];
+  }
+}
+
 /** Flags of `doctor`. */
 export interface DoctorFlags extends GlobalFlags, PolicyFlags, ProviderFlags {
   /** `--online`: contact the provider. */
@@ -351,6 +385,7 @@ export async function doctorCommand(flags: DoctorFlags): Promise<number> {
         }),
       );
     }
+    checks.push(...stateChecks(config));
   }
   const width = Math.max(...checks.map((c) => c.name.length));
   const lines = checks.map((c) =>

@@ -96,7 +96,15 @@ tools:
 #   roots: [/srv/app]                          # default: the directory you start in
 
 # state:
-#   dir: ~/.local/share/rousseau               # sessions.db and audit.jsonl
+#   dir: ~/.local/share/rousseau               # sessions.db, audit.jsonl, undo/
+#   undo:
+#     max_bytes: 268435456                     # undo data on disk; 0 turns undo off
+#   sessions:
+#     max_age: 30d                             # sessions unused this long are removed
+#     max_count: 1000                          # and all but the newest this many
+#   audit:
+#     max_bytes: 67108864                      # audit.jsonl rotates at this size
+#     keep: 10                                 # rotated files kept (0: all)
 
 # mcp_servers:                                 # other MCP servers' tools (docs/mcp.md)
 #   files:

@@ -9,7 +9,6 @@
  * @module
  */
 
-import { join } from "node:path";
 import process from "node:process";
 import meta from "../deno.json" with { type: "json" };
 import {
@@ -20,7 +19,8 @@ import {
 } from "../agent/mcp_sources.ts";
 import { callTool, type GateOptions } from "../agent/tool_host.ts";
 import type { CallToolRequest } from "@modelcontextprotocol/sdk/types.js";
-import { createApprover, createAuditFile } from "../approver/mod.ts";
+import { createApprover } from "../approver/mod.ts";
+import { openAuditLog } from "./audit_log.ts";
 import {
   createWorkerHost,
   resolveReal,
@@ -100,7 +100,7 @@ export async function mcpCommand(flags: McpFlags, signal: AbortSignal): Promise<
       observed: context.sandbox?.overlay !== undefined,
     }),
     ...observedBy(context.sandbox),
-    audit: createAuditFile(join(config.stateDir, "audit.jsonl"), { secrets }),
+    audit: openAuditLog(config, secrets),
     source: "mcp",
   };
 

@@ -12,6 +12,8 @@ import { createPromptOperator } from "../approver/mod.ts";
 import { addUsage } from "../providers/types.ts";
 import { parseDuration } from "../tools/hosting.ts";
 import { type AgentFlags, openAgent } from "./agent_setup.ts";
+import type { UndoProgress } from "../agent/undo_recorder.ts";
+import { createSlowScanNotice } from "./undo_progress.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import { compactionLine } from "./context_gauge.ts";
 import { layersLine } from "./layers.ts";
@@ -78,7 +80,15 @@ export async function runCommand(
   const interactive = !piped && Deno.stdin.isTerminal() && Deno.stderr.isTerminal();
   // Quiet: the log keeps its errors only (retries, tool lines and the SDKs' debug go).
   const agentFlags: RunFlags = flags.quiet ? { ...flags, logLevel: "error" } : flags;
+  const slowScan = createSlowScanNotice();
   await using agent = await openAgent("run", agentFlags, {
+    // The first slow undo scan says once how to turn it off (not with --quiet).
+    ...(flags.quiet ? {} : {
+      onUndoProgress: (progress: UndoProgress) => {
+        const note = slowScan(progress);
+        if (note !== undefined) writeSync("stderr", `rousseau: ${note}\n`);
+      },
+    }),
     ...(interactive
       ? {
         operator: createPromptOperator({

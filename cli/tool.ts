@@ -4,13 +4,7 @@
  * @module
  */
 
-import { join } from "node:path";
-import {
-  createApprover,
-  createAuditFile,
-  createPromptOperator,
-  didYouMean,
-} from "../approver/mod.ts";
+import { createApprover, createPromptOperator, didYouMean } from "../approver/mod.ts";
 import { callTool } from "../agent/tool_host.ts";
 import {
   createWorkerHost,
@@ -25,6 +19,7 @@ import { EXIT, UsageError } from "./errors.ts";
 import { guarded } from "./guard.ts";
 import type { ToolCall } from "./tool_args.ts";
 import { observedBy } from "./layers.ts";
+import { openAuditLog } from "./audit_log.ts";
 import { type GlobalFlags, type LimitFlags, toolContextFrom } from "./options.ts";
 import { createLineReader, useColor, writeStderr, writeStdout } from "./output.ts";
 import { checkToolNames, type PolicyFlags, resolvePolicy } from "./policy.ts";
@@ -154,10 +149,11 @@ async function callWith(
           observed: context.sandbox?.overlay !== undefined,
         }),
         ...observedBy(context.sandbox),
-        audit: createAuditFile(join(config.stateDir, "audit.jsonl"), {
-          secrets: Object.entries(Deno.env.toObject())
+        audit: openAuditLog(
+          config,
+          Object.entries(Deno.env.toObject())
             .filter(([key]) => !(key in context.env)).map(([, value]) => value),
-        }),
+        ),
         source: "cli",
         ...(interactive
           ? {

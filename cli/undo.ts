@@ -7,8 +7,7 @@
  * @module
  */
 
-import { join } from "node:path";
-import { type AuditSink, canonicalJson, createAuditFile } from "../approver/mod.ts";
+import { type AuditSink, canonicalJson } from "../approver/mod.ts";
 import { openSessionStore } from "../agent/session_store.ts";
 import type { Entry } from "../agent/snapshot.ts";
 import { hasChanges, settledTurns, type UndoOutcome, undoTurns } from "../agent/undo.ts";
@@ -18,7 +17,9 @@ import {
   type TurnRecord,
   type UndoStore,
 } from "../agent/undo_store.ts";
-import { sessionsPath, undoMaxBytes } from "./agent_setup.ts";
+import { sessionsPath } from "./agent_setup.ts";
+import { undoMaxBytes } from "./state_dir.ts";
+import { openAuditLog } from "./audit_log.ts";
 import { type Config, loadConfig } from "./config.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import { type GlobalFlags, workspaceFrom } from "./options.ts";
@@ -105,7 +106,7 @@ export async function performUndo(
       outcome,
     };
   }
-  const audit = options.audit ?? createAuditFile(join(config.stateDir, "audit.jsonl"));
+  const audit = options.audit ?? openAuditLog(config);
   const which = turnsText(outcome.turns);
   const refused = outcome.conflicts.length > 0 && options.force !== true;
   const failed = outcome.notUndoable.length > 0;
@@ -163,6 +164,8 @@ export function listText(sessionId: string, records: readonly TurnRecord[]): str
   for (const r of records) {
     const state = r.undone !== undefined
       ? `  (undone ${r.undone})`
+      : r.dropped !== undefined
+      ? `  (undo data dropped ${r.dropped})`
       : r.ended === undefined
       ? "  (interrupted)"
       : "";

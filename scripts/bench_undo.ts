@@ -124,7 +124,7 @@ try {
   console.log(`| write call | ${ms(best(writes))} |`);
   console.log(`\nload average: ${Deno.loadavg().map((n) => n.toFixed(1)).join(" ")}`);
   console.log(
-    `\nobjects ${(store.totalBytes() / 1024 / 1024).toFixed(1)} MiB, mirror file ${
+    `\nobjects ${(store.usage().objects / 1024 / 1024).toFixed(1)} MiB, mirror file ${
       (mirror / 1024 / 1024).toFixed(1)
     } MiB`,
   );

@@ -1,13 +1,13 @@
 /**
  * The parts of chat that need no terminal: the bracketed-paste splitter, the markdown block
- * boundaries, the price table and the retry label.
+ * boundaries, the price table, the retry label and the prompt history file.
  */
 
 import { assertEquals } from "../_helpers/assert.ts";
 import { pasteSplitter } from "../../cli/chat_input.ts";
 import { completeBlocks, markdownRenderer, markdownStream } from "../../cli/markdown.ts";
 import { costOf, priceOf } from "../../cli/prices.ts";
-import { retryLabel } from "../../cli/chat.ts";
+import { HISTORY_LINES, loadHistory, retryLabel } from "../../cli/chat.ts";
 
 Deno.test("pasteSplitter: a paste split across chunks, markers included, arrives whole", () => {
   const typed: string[] = [];
@@ -61,4 +61,24 @@ Deno.test("prices: dated snapshots take their family's price; unknown models hav
 Deno.test("retryLabel: the status when there is one, else the reason's start", () => {
   assertEquals(retryLabel(2000, "anthropic: rate limited; status 429"), "retrying in 2s (429)");
   assertEquals(retryLabel(400, "openai: connection reset"), "retrying in 1s (connection reset)");
+});
+
+Deno.test("loadHistory: chat_history is cut back to the newest prompts instead of growing forever", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "rousseau-history-" });
+  try {
+    const path = `${dir}/chat_history`;
+    const prompts = Array.from({ length: 2 * HISTORY_LINES + 1 }, (_, i) => `prompt ${i}`);
+    await Deno.writeTextFile(path, prompts.join("\n") + "\n");
+    const loaded = await loadHistory(path);
+    assertEquals(loaded.length, HISTORY_LINES);
+    assertEquals(loaded[0], `prompt ${2 * HISTORY_LINES}`);
+    const kept = (await Deno.readTextFile(path)).trimEnd().split("\n");
+    assertEquals(kept, prompts.slice(-HISTORY_LINES));
+    // Below twice the kept lines the file is left as it is.
+    await Deno.writeTextFile(path, prompts.slice(0, 600).join("\n") + "\n");
+    await loadHistory(path);
+    assertEquals((await Deno.readTextFile(path)).trimEnd().split("\n").length, 600);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

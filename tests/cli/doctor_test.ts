@@ -33,6 +33,8 @@ Deno.test("doctor lists every layer and exits 0 when all checks pass", async () 
     "layers mcp",
     "worker",
     "bash network",
+    "state",
+    "retention",
   ]);
   assertMatch(
     run.stdout,

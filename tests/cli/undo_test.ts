@@ -11,7 +11,7 @@
  */
 
 import { dirname, join, relative } from "node:path";
-import { assert, assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
+import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_helpers/assert.ts";
 import { runCli, spawnCli, TEST_HOME } from "../_helpers/cli.ts";
 import { type FakeServer, startFakeAnthropic, type Step } from "../_helpers/fake_providers.ts";
 import { waitForProcess } from "../_helpers/processes.ts";
@@ -500,6 +500,11 @@ Deno.test("undo: state.undo.max_bytes drops the oldest turns, and undo says so",
       "its undo data was dropped to keep the store within state.undo.max_bytes (oldest turns first)";
     const listed = await runCli(["undo", first, "--list"], { env: budget });
     assertStringIncludes(listed.stdout, `  not undoable ${dropped}\n`);
+    // The turn's line says when its data went.
+    assertMatch(
+      listed.stdout,
+      /\nturn 1 {2}\S+ {2}"change things" {2}\(undo data dropped \d{4}-\S+Z\)\n/,
+    );
     const out = await runCli(["undo", first], { env: budget });
     assertEquals(out.code, 1);
     assertEquals(
