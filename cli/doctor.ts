@@ -157,9 +157,13 @@ async function wallChecks(report: SandboxReport, roots: readonly string[]): Prom
       ? `still readable inside: ${probe.visible.join(", ")}`
       : `${sandbox.hide.length} paths empty inside (credentials, rousseau's config and state, ` +
         `${sockets} unix sockets); ${(sandbox.mask ?? []).join(", ") || "no /run"} masked; ` +
-        (sandbox.network
-          ? "network on: abstract unix sockets and 127.0.0.1 of the host are reachable"
-          : "network off: abstract unix sockets and 127.0.0.1 unreachable"),
+        (!sandbox.network
+          ? "network off: abstract unix sockets and 127.0.0.1 unreachable"
+          : sandbox.scopeAbstract !== undefined
+          ? "network on: abstract unix sockets of the host out of reach (Landlock), its " +
+            "127.0.0.1 reachable"
+          : `network on: abstract unix sockets (${report.abstractProblem}) and 127.0.0.1 ` +
+            "of the host are reachable"),
   });
   checks.push(identityCheck(report, sandbox, probe));
   checks.push({

@@ -25,6 +25,7 @@ import {
   SYSTEM_CALLS,
   UNPRIVILEGED_ID,
 } from "../tools/hosting.ts";
+import { ABI_SCOPES_ABSTRACT, landlockAbi } from "../tools/hosting.ts";
 import type { Config } from "./config.ts";
 import { UsageError } from "./errors.ts";
 import { resolvePids } from "./pids_cgroup.ts";
@@ -48,6 +49,8 @@ export interface SandboxReport {
   readonly identityProblem?: string;
   /** Under bwrap: why the kernel keyring calls are not refused, when they are not. */
   readonly keyringProblem?: string;
+  /** Under bwrap with the network on: why the host's abstract sockets stay reachable. */
+  readonly abstractProblem?: string;
   /**
    * Unsandboxed only: why rousseau's environment (the provider key) is still readable by a
    * command running as the same user; undefined when it is not (non-dumpable).
@@ -527,10 +530,16 @@ export async function resolveSandbox(
     ...(pids === undefined ? {} : { pids }),
     ...("seccomp" in keyring ? { seccomp: keyring.seccomp } : {}),
   };
-  const unprivileged = await probeIdentity(plain, config, env);
-  const sandbox: Sandbox = "identity" in unprivileged
-    ? { ...plain, identity: unprivileged.identity }
-    : plain;
+  const scope = network ? await abstractScope(env) : undefined;
+  const scoped = scope !== undefined && "scopeAbstract" in scope
+    ? { scopeAbstract: scope.scopeAbstract }
+    : {};
+  const unprivileged = await probeIdentity({ ...plain, ...scoped }, config, env);
+  const sandbox: Sandbox = {
+    ...plain,
+    ...scoped,
+    ...("identity" in unprivileged ? { identity: unprivileged.identity } : {}),
+  };
   const overlayMode = config.values.tools?.bash?.overlay ?? "auto";
   const probed = overlayMode === "off"
     ? { problem: "tools.bash.overlay: off" }
@@ -547,6 +556,21 @@ export async function resolveSandbox(
     ...("problem" in probed ? { overlayProblem: probed.problem } : {}),
     ...("problem" in unprivileged ? { identityProblem: unprivileged.problem } : {}),
     ...("problem" in keyring ? { keyringProblem: keyring.problem } : {}),
+    ...(scope !== undefined && "problem" in scope ? { abstractProblem: scope.problem } : {}),
+  };
+}
+
+/** With the network on: perl when Landlock can scope abstract unix sockets here, or why not. */
+async function abstractScope(
+  env: Readonly<Record<string, string>>,
+): Promise<{ scopeAbstract: string } | { problem: string }> {
+  const perl = findOnPath("perl", `${env.PATH ?? "/usr/bin:/bin"}:/usr/bin:/bin`);
+  if (perl === undefined) return { problem: "perl is not installed" };
+  const abi = await landlockAbi(perl);
+  return abi >= ABI_SCOPES_ABSTRACT ? { scopeAbstract: perl } : {
+    problem: `the kernel's Landlock ABI is ${
+      abi || "absent"
+    }; scoping needs ${ABI_SCOPES_ABSTRACT} (Linux 6.12)`,
   };
 }
 

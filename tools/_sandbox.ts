@@ -75,6 +75,11 @@ export interface Sandbox {
    * keyring calls refused (see `_seccomp.ts`). Absent: no filter.
    */
   readonly seccomp?: Uint8Array;
+  /**
+   * With the network on: perl, when the kernel's Landlock can scope abstract unix sockets;
+   * the shell then enters such a domain before it runs the command (see `_landlock.ts`).
+   */
+  readonly scopeAbstract?: string;
 }
 
 /** Credential paths hidden by default, relative to the home directory. */
@@ -129,26 +134,39 @@ export function fitSandbox(sandbox: Sandbox, roots: readonly string[]): Sandbox 
   const identity = sandbox.identity;
   if (identity === undefined) return sandbox;
   const home = identity.home === undefined ? [] : [identity.home.path];
-  const mounted = [...roots, ...(sandbox.overlay === undefined ? [] : [sandbox.overlay.base])];
+  const mounted = [
+    ...roots,
+    ...home,
+    ...(sandbox.overlay === undefined ? [] : [sandbox.overlay.base]),
+  ];
   const covers: string[] = [];
   for (const path of mounted) {
     const blocked = blockedAt(path, [...home, ...covers]);
     if (blocked !== undefined && !covers.includes(blocked)) covers.push(blocked);
   }
-  const open = [...roots, ...home];
-  const hide = sandbox.hide.filter((h) => {
-    const cover = covers.find((c) => under(h.path, c));
-    if (cover !== undefined) {
-      return roots.some((root) => under(h.path, root)) ||
-        mounted.some((tree) => under(tree, h.path));
-    }
-    return blockedAt(h.path, open) === undefined;
-  });
-  return {
+  const fitted: Sandbox = {
     ...sandbox,
-    hide,
     identity: { ...identity, ...(covers.length === 0 ? {} : { covers }) },
   };
+  return { ...fitted, hide: sandbox.hide.filter((h) => mustCover(fitted, roots, h.path)) };
+}
+
+/**
+ * Whether the sandbox (fitted to `roots`) must cover `path` itself: always without an
+ * unprivileged shell; with one, when its uid could reach the path — inside a root or the
+ * home directory, or on a way open to anyone; under a cover, only what the set-up mounts
+ * there (a root, the home directory, the scratch directory) and their parents are left.
+ */
+export function mustCover(sandbox: Sandbox, roots: readonly string[], path: string): boolean {
+  const identity = sandbox.identity;
+  if (identity === undefined) return true;
+  const home = identity.home === undefined ? [] : [identity.home.path];
+  const open = [...roots, ...home];
+  if ((identity.covers ?? []).some((c) => under(path, c))) {
+    const mounted = [...open, ...(sandbox.overlay === undefined ? [] : [sandbox.overlay.base])];
+    return open.some((tree) => under(path, tree)) || mounted.some((tree) => under(tree, path));
+  }
+  return blockedAt(path, open) === undefined;
 }
 
 /** The name of a cgroup's member list, in v1 and v2 alike. */

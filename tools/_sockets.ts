@@ -7,8 +7,7 @@
  * @module
  */
 
-import { blockedAt } from "./_identity.ts";
-import type { HiddenPath, Sandbox } from "./_sandbox.ts";
+import { type HiddenPath, mustCover, type Sandbox } from "./_sandbox.ts";
 
 /** The most sockets hidden one by one (each costs a bind mount per call). */
 export const MAX_SOCKETS = 256;
@@ -38,11 +37,7 @@ function under(path: string, dir: string): boolean {
  */
 export function socketsSinceStart(sandbox: Sandbox, roots: readonly string[]): HiddenPath[] {
   const hidden = new Set(sandbox.hide.map((h) => h.path));
-  const covered = ["/tmp", ...(sandbox.mask ?? []), ...(sandbox.identity?.covers ?? [])];
-  const identity = sandbox.identity;
-  const open = identity === undefined
-    ? undefined
-    : [...roots, ...(identity.home === undefined ? [] : [identity.home.path])];
+  const covered = ["/tmp", ...(sandbox.mask ?? [])];
   const out: HiddenPath[] = [];
   let room = MAX_SOCKETS - sandbox.hide.length;
   for (const listed of boundSockets()) {
@@ -56,7 +51,7 @@ export function socketsSinceStart(sandbox: Sandbox, roots: readonly string[]): H
       continue; // gone, or not ours to look at
     }
     if (hidden.has(real) || covered.some((dir) => under(real, dir))) continue;
-    if (open !== undefined && blockedAt(real, open) !== undefined) continue;
+    if (!mustCover(sandbox, roots, real)) continue;
     hidden.add(real);
     out.push({ path: real, kind: "file" });
     room--;

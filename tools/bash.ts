@@ -38,6 +38,7 @@ import {
   setupProblem,
 } from "./_overlay.ts";
 import { formatDuration } from "./_duration.ts";
+import { SCOPE_ABSTRACT_PERL } from "./_landlock.ts";
 import { DEFAULT_BASH_MAX_OUTPUT_BYTES, DEFAULT_BASH_TIMEOUT_MS } from "./limits.ts";
 import type { Tool, ToolContext } from "./types.ts";
 
@@ -266,7 +267,12 @@ function findSetsid(): Promise<string | undefined> {
  * command's.
  */
 function shellArgv(command: string, setsid: string | undefined, sandbox?: Sandbox): string[] {
-  const exec = setsid === undefined ? 'exec "$0" -c -- "$1"' : 'exec "$2" "$0" -c -- "$1"';
+  const scope = sandbox?.network === true ? sandbox.scopeAbstract : undefined;
+  const exec = setsid !== undefined
+    ? 'exec "$2" "$0" -c -- "$1"'
+    : scope !== undefined
+    ? 'exec "$4" -e "$5" "$0" -c -- "$1"'
+    : 'exec "$0" -c -- "$1"';
   const procs = procsToJoinInside(sandbox);
   const join = procs === undefined
     ? ""
@@ -281,6 +287,7 @@ function shellArgv(command: string, setsid: string | undefined, sandbox?: Sandbo
     command,
     setsid ?? "",
     procs ?? "",
+    ...(scope === undefined ? [] : [scope, SCOPE_ABSTRACT_PERL]),
   ];
 }
 
