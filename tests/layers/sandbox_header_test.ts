@@ -14,13 +14,28 @@ Deno.test("header: the sandbox's walls, the process limit, or what an unconfined
   const workspace = await createWorkspace([Deno.cwd()]);
   const policy = resolvePolicy("tool", undefined, {});
   const sandbox = { bwrap: "/usr/bin/bwrap", network: false, hide: [] };
+  // As root without an unprivileged shell the header says what that exposes.
+  const who = Deno.uid() === 0 ? "uid 0: root-only host files readable, see doctor, " : "";
   const limited = describeLayers(policy, workspace, null, {
     ...sandbox,
     pids: { dir: "/sys/fs/cgroup/pids/rousseau/1", max: 512 },
   });
   assertStringIncludes(
     layersLine(limited),
-    " · sandbox=bwrap (no capabilities, processes≤512, changes predicted) · net=off",
+    ` · sandbox=bwrap (no capabilities, ${who}processes≤512, changes predicted) · net=off`,
+  );
+  const identity = {
+    perl: "/usr/bin/perl",
+    setpriv: "/usr/bin/setpriv",
+    unshare: "/usr/bin/unshare",
+    uid: 65534,
+    gid: 65534,
+    calls: { unshare: 272, mount: 165 },
+  };
+  assertStringIncludes(
+    layersLine(describeLayers(policy, workspace, null, { ...sandbox, identity })),
+    " · sandbox=bwrap (no capabilities, uid 65534, processes unlimited: no pids cgroup, see " +
+      "doctor, changes predicted) · ",
   );
   const overlay = { setpriv: "/usr/bin/setpriv", unshare: "/usr/bin/unshare", mount: "/bin/mount" };
   assertStringIncludes(
@@ -30,12 +45,12 @@ Deno.test("header: the sandbox's walls, the process limit, or what an unconfined
         overlay: { ...overlay, base: "/state/overlay", owner: "1.1" },
       }),
     ),
-    " · sandbox=bwrap (no capabilities, processes unlimited: no pids cgroup, see doctor, " +
+    ` · sandbox=bwrap (no capabilities, ${who}processes unlimited: no pids cgroup, see doctor, ` +
       "changes observed) · ",
   );
   assertStringIncludes(
     layersLine(describeLayers(policy, workspace, null, sandbox)),
-    " · sandbox=bwrap (no capabilities, processes unlimited: no pids cgroup, see doctor, " +
+    ` · sandbox=bwrap (no capabilities, ${who}processes unlimited: no pids cgroup, see doctor, ` +
       "changes predicted) · ",
   );
   assertStringIncludes(
