@@ -294,7 +294,9 @@ export function sandboxArgs(
     "--unshare-uts",
     // A cgroup namespace would make the pids cgroup unreachable for the command's first
     // step (joining it); without a limit it only hides cgroup paths.
-    ...(procs === undefined ? ["--unshare-cgroup-try"] : []),
+    // (Joined outside, by the unprivileged shell's set-up, the same holds: the command and
+    // `doctor` read their limit through /proc/self/cgroup.)
+    ...(sandbox.pids === undefined ? ["--unshare-cgroup-try"] : []),
     ...(sandbox.network ? [] : ["--unshare-net"]),
     ...(sandbox.seccomp === undefined ? [] : ["--seccomp", "0"]),
     "--die-with-parent",
