@@ -169,12 +169,23 @@ export function settlePending(
   store.writePending(key, undefined);
 }
 
+/**
+ * The workspace locks a call (or an undo) in `roots` takes: the root set's own (its mirror's)
+ * and each root's alone, so two sessions whose root sets differ but share a root (one with
+ * `--add-dir`) never change that root at the same time, nor undo there meanwhile. Roots
+ * nested in another session's root are not covered.
+ */
+export function workspaceLocks(roots: readonly string[]): string[] {
+  return [mirrorKey(roots), ...roots.map((root) => mirrorKey([root]))];
+}
+
 /** Creates the recorder of one session. */
 export function createUndoRecorder(options: UndoRecorderOptions): UndoRecorder {
   const { store, sessionId, roots } = options;
   const skip = [...(options.protectedPaths ?? []), store.dir];
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_UNDO_MAX_FILE_BYTES;
   const key = mirrorKey(roots);
+  const locks = workspaceLocks(roots);
   let current: { turn: number; prompt: string; started: string } | undefined;
 
   const record = (): TurnRecord | undefined => {
@@ -214,7 +225,7 @@ export function createUndoRecorder(options: UndoRecorderOptions): UndoRecorder {
     // Held over the call: a bash call of another process in this workspace waits meanwhile.
     let workspace: Disposable | undefined;
     try {
-      workspace = await store.lockWorkspaces([key]);
+      workspace = await store.lockWorkspaces(locks);
     } catch (error) {
       problem(`${path}: could not be kept before the call`, error);
       return await call();
@@ -283,7 +294,7 @@ export function createUndoRecorder(options: UndoRecorderOptions): UndoRecorder {
     let workspace: Disposable | undefined;
     try {
       // Held over the call: another process's call in this workspace waits meanwhile.
-      workspace = await store.lockWorkspaces([key]);
+      workspace = await store.lockWorkspaces(locks);
     } catch (error) {
       problem(`${tool}: its changes could not be kept`, error);
       return await call(async () => {});
@@ -342,7 +353,7 @@ export function createUndoRecorder(options: UndoRecorderOptions): UndoRecorder {
     let workspace: Disposable | undefined;
     let before: Mirror | undefined;
     try {
-      workspace = await store.lockWorkspaces([key]);
+      workspace = await store.lockWorkspaces(locks);
       using _lock = await store.lock();
       settlePending(store, key, roots, skip, maxFileBytes);
       const r = record()!;
