@@ -49,6 +49,12 @@ export interface UndoOutcome {
    * workspace moved away, turns of another workspace than the caller's.
    */
   readonly refusal?: string;
+  /**
+   * True when some paths could not be written for now (a link or a file on their way) and the
+   * turns were left undoable: undoing again once the way is clear puts back the rest (what
+   * was put back already is left alone).
+   */
+  readonly again?: boolean;
 }
 
 /** Options of {@linkcode undoTurns}. */
@@ -282,6 +288,7 @@ export function undoTurns(
   const done = (list: string[], path: string) => {
     if (!list.includes(path)) list.push(path);
   };
+  let again = false;
   /** False (and named) when the way to the step's path cannot be written through now. */
   const clear = (step: Step): boolean => {
     if (step.blocked) return false;
@@ -289,6 +296,7 @@ export function undoTurns(
     if (why === undefined) return true;
     outcome.notUndoable.push({ path: step.path, why });
     step.blocked = true;
+    again = true;
     return false;
   };
   // 1. What is in the way, deepest first: what the turns created, and entries of another kind.
@@ -368,12 +376,13 @@ export function undoTurns(
     done(outcome.restored, step.path);
   }
 
+  outcome.restored.sort();
+  outcome.removed.sort();
+  if (again) return { ...outcome, again: true };
   const now = new Date().toISOString();
   for (const record of selected) {
     record.undone = now;
     store.writeTurn(record);
   }
-  outcome.restored.sort();
-  outcome.removed.sort();
   return outcome;
 }

@@ -137,6 +137,13 @@ export async function performUndo(
         outcome.notUndoable.map((n) => `  ${notUndoableLine(n.path, n.why)}`).join("\n"),
     );
   }
+  if (outcome.again === true) {
+    stderr.push(
+      `undo: ${which} ${
+        outcome.turns.length === 1 ? "stays" : "stay"
+      } undoable: undo again once the paths above can be written`,
+    );
+  }
   if (outcome.kept.length > 0) {
     stderr.push(
       `undo: kept ${

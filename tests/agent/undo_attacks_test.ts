@@ -151,6 +151,18 @@ Deno.test("undo writes nothing through a directory swapped for a symbolic link a
           why: linkWhy(ws.path("a")),
         })),
       );
+      // Kept undoable: once the directory is back, the rest comes back.
+      assertEquals(outcome.again, true);
+      await Deno.remove(ws.path("a"));
+      await Deno.rename(ws.path("a.moved"), ws.path("a"));
+      const again = await undo(ws);
+      assertEquals([again.conflicts, again.notUndoable], [[], []]);
+      assertEquals(await tree(ws.path("a")), {
+        chm: "file 644 c\n",
+        d: "dir 755",
+        gone: "file 644 payload\n",
+        mod: "file 644 orig\n",
+      });
     }
   }
 });
