@@ -134,6 +134,14 @@ function realTarget(path: string): string {
   }
 }
 
+function isRealDirectory(path: string): boolean {
+  try {
+    return Deno.realPathSync(path) === path && Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Resolves a pending marker left by a call whose process died: the difference between the
  * mirror (the state before that call) and now is what it did. Call under the workspace's lock
@@ -148,6 +156,8 @@ export function settlePending(
 ): void {
   const pending = store.readPending(key);
   if (pending === undefined) return;
+  // A root moved away would scan as "every file deleted": the marker waits for it to be back.
+  if (roots.some((root) => !isRealDirectory(root))) return;
   const before = store.readMirror(key);
   const record = store.readTurn(pending.session, pending.turn);
   if (before === undefined) {

@@ -442,8 +442,39 @@ Deno.test("undo for a caller in another workspace refuses the turn and says wher
       "to undo it there, run: rousseau undo s1",
   );
   assertEquals(await Deno.readTextFile(ws.path("f")), "x");
+  // Chat's /undo passes its roots: the same refusal, as the CLI says it.
+  const config = await loadConfig(undefined, {
+    HOME: ws.base,
+    XDG_CONFIG_HOME: join(ws.base, "config"),
+    ROUSSEAU_STATE_DIR: ws.state,
+  });
+  const report = await performUndo(config, "s1", { source: "chat", workspace: [ws.outside] });
+  assertEquals([report.code, report.stdout], [1, ""]);
+  assertEquals(report.stderr, [`undo: nothing was written: ${outcome.refusal}`]);
   // The caller's own workspace (or one holding it) is fine.
   assertEquals((await undo(ws, { workspace: [ws.base] })).removed, [ws.path("f")]);
+});
+
+Deno.test("a call killed in a workspace since moved is settled only once it is back", async () => {
+  await using ws = await setup();
+  await Deno.writeTextFile(ws.path("f"), "one");
+  await Deno.writeTextFile(ws.path("g"), "kept");
+  const key = mirrorKey([ws.root]);
+  ws.store.writeTurn(record(ws.root, {}));
+  ws.store.writeMirror(key, [ws.root], scanTree({ roots: [ws.root], sink: ws.store }));
+  ws.store.writePending(key, { session: "s1", turn: 1, tool: "bash" });
+  await Deno.writeTextFile(ws.path("f"), "two"); // what the killed call did
+  const moved = join(ws.base, "moved");
+  await Deno.rename(ws.root, moved);
+  // Nothing known yet of what the call did: nothing to undo, and not read as "every file
+  // deleted" while the workspace is away.
+  assertEquals((await undo(ws)).turns, []);
+  assertEquals(ws.store.readTurn("s1", 1)!.changes, {});
+  assertEquals(ws.store.readPending(key), { session: "s1", turn: 1, tool: "bash" });
+  await Deno.rename(moved, ws.root);
+  const outcome = await undo(ws);
+  assertEquals([outcome.restored, outcome.removed], [[ws.path("f")], []]);
+  assertEquals(await tree(ws.root), { f: "file 644 one", g: "file 644 kept" });
 });
 
 Deno.test("undo waits for a call of another session whose roots share one of its roots", async () => {

@@ -281,3 +281,30 @@ Deno.test("a tampered session row is named; nothing is sent or changed", async (
   assertEquals(big.code, 0, big.stderr);
   assert(JSON.stringify(big.requests[0]!.body).length < 4 * 1024 * 1024, "cut to fit");
 });
+
+Deno.test("session show prints a stored escape sequence as text, never to the terminal", async () => {
+  // Stored text is what a model, or a file it read, said: an OSC 52 clipboard write, a screen
+  // clear, a carriage return that redraws a line, a C1 control (CSI as one byte).
+  await using h = await home();
+  await using ws = await tmpWorkspace({
+    files: { "readme.txt": "fine\r\x1b[2Jall clear\n" },
+  });
+  const said = "ok\x1b]52;c;cHduZWQ=\x07 \x9b31m";
+  const first = await run(h, ws.root, [
+    { tools: [{ name: "read", input: { path: ws.path("readme.txt") } }] },
+    { text: said },
+  ]);
+  const id: string = first.events[0].session_id;
+  await using server = startFakeAnthropic([]);
+  const show = await runCli(["session", "show", id], { env: h.env(server) });
+  assertEquals(show.code, 0, show.stderr);
+  // deno-lint-ignore no-control-regex -- control characters are what is looked for
+  assertEquals(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/.test(show.stdout), false, "no control character");
+  const lines = show.stdout.split("\n");
+  assert(lines.includes("assistant: ok\\x1b]52;c;cHduZWQ=\\x07 \\x9b31m"), show.stdout);
+  // (A tool result is shown on one line: its carriage return is a space there.)
+  assert(lines.some((l) => l.endsWith("fine \\x1b[2Jall clear")), show.stdout);
+  // --json stays exact (JSON escapes control characters itself).
+  const json = await runCli(["session", "show", id, "--json"], { env: h.env(server) });
+  assertEquals(JSON.parse(json.stdout).messages.at(-1).content[0].text, said);
+});
