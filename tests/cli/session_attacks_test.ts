@@ -308,3 +308,25 @@ Deno.test("session show prints a stored escape sequence as text, never to the te
   const json = await runCli(["session", "show", id, "--json"], { env: h.env(server) });
   assertEquals(JSON.parse(json.stdout).messages.at(-1).content[0].text, said);
 });
+
+Deno.test("an instruction file linked to rousseau's own config is never put in the prompt", async () => {
+  // A command of an earlier session planted AGENTS.md -> rousseau.yaml, the project's config
+  // given with --config (it holds an API key); the next session must not send it.
+  await using h = await home();
+  await using ws = await tmpWorkspace({
+    files: { "rousseau.yaml": "anthropic:\n  api_key: sk-ant-planted-secret\n" },
+  });
+  await Deno.symlink("rousseau.yaml", ws.path("AGENTS.md"));
+  const out = await run(h, ws.root, [{ text: "hello" }], [
+    "--config",
+    ws.path("rousseau.yaml"),
+  ]);
+  assertEquals(out.code, 0, out.stderr);
+  assertEquals(out.events[0].instructions, []);
+  assertEquals(JSON.stringify(out.requests[0]!.body).includes("sk-ant-planted-secret"), false);
+  // The same file under its own name, not a link to rousseau's own: read as before.
+  await Deno.remove(ws.path("AGENTS.md"));
+  await Deno.writeTextFile(ws.path("AGENTS.md"), "Be brief.\n");
+  const plain = await run(h, ws.root, [{ text: "hello" }], ["--config", ws.path("rousseau.yaml")]);
+  assertEquals(plain.events[0].instructions, [ws.path("AGENTS.md")]);
+});
