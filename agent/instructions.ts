@@ -8,7 +8,9 @@
  * Hazard: these files are read by rousseau itself, not through the confined tools, and their
  * text is sent to the model provider. A repository's file that resolves (through a symlink)
  * outside the repository is therefore skipped, as is anything that is not a regular file (a
- * FIFO would block the open).
+ * FIFO would block the open), and so is one that resolves to rousseau's own configuration or
+ * state (a link `AGENTS.md -> rousseau.yaml` planted by a command of an earlier session would
+ * otherwise put the config's API key into the prompt).
  *
  * Approach credits: the AGENTS.md convention (agents.md), Codex's root-to-cwd walk, Claude
  * Code's CLAUDE.md.
@@ -54,6 +56,8 @@ export interface InstructionSources {
   readonly workspace: string;
   /** rousseau's config directory (`$XDG_CONFIG_HOME/rousseau`), for the user's file. */
   readonly userDir?: string;
+  /** rousseau's own paths (config, config and state directories): no project file is read there. */
+  readonly protectedPaths?: readonly string[];
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -118,10 +122,23 @@ async function readCapped(path: string): Promise<{ bytes: Uint8Array; size: numb
   return { bytes: buffer.subarray(0, filled), size };
 }
 
+/** The protected paths as compared: as given and resolved, folded as `tools/_paths.ts` does. */
+async function protectedForms(paths: readonly string[]): Promise<string[]> {
+  const fold = (p: string) => p.normalize("NFC").toLowerCase();
+  const out = new Set<string>();
+  for (const path of paths) {
+    out.add(fold(path));
+    const real = await Deno.realPath(path).catch(() => undefined);
+    if (real !== undefined) out.add(fold(real));
+  }
+  return [...out];
+}
+
 async function readOne(
   path: string,
   scope: InstructionFile["scope"],
   within: string | undefined,
+  guarded: readonly string[] = [],
 ): Promise<InstructionFile | SkippedInstruction> {
   try {
     const info = await Deno.stat(path);
@@ -130,6 +147,10 @@ async function readOne(
       const real = await Deno.realPath(path);
       if (!inside(within, real)) {
         return { path, reason: `it resolves to ${real}, outside the repository ${within}` };
+      }
+      const folded = real.normalize("NFC").toLowerCase();
+      if (guarded.some((p) => inside(p, folded))) {
+        return { path, reason: `it resolves to ${real}, rousseau's own configuration or state` };
       }
     }
     const { bytes, size } = await readCapped(path);
@@ -154,11 +175,12 @@ export async function loadInstructions(sources: InstructionSources): Promise<Ins
   const dirs = await instructionDirs(sources.workspace);
   const root = dirs[0]!;
   const realRoot = await Deno.realPath(root).catch(() => root);
+  const guarded = await protectedForms(sources.protectedPaths ?? []);
   for (const dir of dirs) {
     for (const name of INSTRUCTION_NAMES) {
       const path = join(dir, name);
       if (!await exists(path)) continue;
-      keep(await readOne(path, "project", realRoot));
+      keep(await readOne(path, "project", realRoot, guarded));
       break;
     }
   }

@@ -12,6 +12,7 @@ import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import type { ContentBlock, Message } from "../providers/types.ts";
 import type { ContextRecord } from "./context.ts";
+import { contextRecordFromRow, messageFromRow } from "./session_check.ts";
 
 /** A session's summary. */
 export interface SessionInfo {
@@ -36,7 +37,8 @@ export interface SessionStore extends Disposable {
   find(idOrPrefix: string): SessionInfo | undefined;
   /**
    * The stored messages; with `repair` (the default, for resuming) a step that was cut short
-   * is answered with error results, and the repair is stored.
+   * is answered with error results, and the repair is stored. Throws, naming the row and
+   * changing nothing, when a stored row is damaged (`agent/session_check.ts`).
    */
   load(id: string, repair?: boolean): Message[];
   /** Appends one message (one transaction). */
@@ -83,6 +85,17 @@ export function repairMessages(messages: readonly Message[]): Message | undefine
       isError: true,
     })),
   };
+}
+
+/** The error of a stored row that cannot be trusted: which one, why, what to do. */
+function damaged(id: string, row: string, error: unknown): Error {
+  return new Error(
+    `session ${id}: its stored ${row} is damaged (${
+      error instanceof Error ? error.message : error
+    }); nothing was sent or changed: start a new session, or remove this one with ` +
+      `rousseau session delete ${id}`,
+    { cause: error },
+  );
 }
 
 function titleOf(message: Message): string {
@@ -186,13 +199,16 @@ export function openSessionStore(path: string): SessionStore {
     },
     load(id, repair = true) {
       const rows = db.prepare(
-        "SELECT role, content FROM messages WHERE session_id = ? ORDER BY seq",
+        "SELECT seq, role, content FROM messages WHERE session_id = ? ORDER BY seq",
       )
-        .all(id) as { role: "user" | "assistant"; content: string }[];
-      const messages: Message[] = rows.map((row) => ({
-        role: row.role,
-        content: JSON.parse(row.content),
-      }));
+        .all(id) as { seq: number; role: unknown; content: unknown }[];
+      const messages: Message[] = rows.map((row) => {
+        try {
+          return messageFromRow(row.role, row.content);
+        } catch (error) {
+          throw damaged(id, `message ${row.seq}`, error);
+        }
+      });
       const fix = repair ? repairMessages(messages) : undefined;
       if (fix !== undefined) {
         append(id, fix);
@@ -209,9 +225,15 @@ export function openSessionStore(path: string): SessionStore {
     },
     loadContext(id) {
       const rows = db.prepare(
-        "SELECT record FROM context_records WHERE session_id = ? ORDER BY seq",
-      ).all(id) as { record: string }[];
-      return rows.map((row) => JSON.parse(row.record) as ContextRecord);
+        "SELECT seq, record FROM context_records WHERE session_id = ? ORDER BY seq",
+      ).all(id) as { seq: number; record: unknown }[];
+      return rows.map((row) => {
+        try {
+          return contextRecordFromRow(row.record);
+        } catch (error) {
+          throw damaged(id, `context record ${row.seq}`, error);
+        }
+      });
     },
     list() {
       return db.prepare(`${summary} ORDER BY s.updated_at DESC`).all().map(toInfo);

@@ -19,6 +19,7 @@
 import { closeSync, constants, openSync, readSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
+import { isCleanPath, isUnder } from "./undo_check.ts";
 
 /** The state of one path; `null` stands for "absent". */
 export type Entry =
@@ -91,6 +92,30 @@ export function sameEntry(a: Entry | null, b: Entry | null): boolean {
       return b.kind === "dir" && a.mode === b.mode;
     case "other":
       return b.kind === "other" && a.mode === b.mode;
+  }
+}
+
+function isMode(m: unknown): boolean {
+  return typeof m === "number" && Number.isInteger(m) && m >= 0 && m <= 0o7777;
+}
+
+/** True when `value` (read back from JSON) has the shape of an {@linkcode Entry}. */
+export function isEntry(value: Entry): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  switch (value.kind) {
+    case "file":
+      return isMode(value.mode) && Number.isSafeInteger(value.size) && value.size >= 0 &&
+        typeof value.hash === "string" && typeof value.stored === "boolean" &&
+        (!value.stored || /^[0-9a-f]{64}$/.test(value.hash)) &&
+        (value.why === undefined || typeof value.why === "string");
+    case "symlink":
+      return typeof value.target === "string" && value.target !== "" &&
+        !value.target.includes("\0");
+    case "dir":
+    case "other":
+      return isMode(value.mode);
+    default:
+      return false;
   }
 }
 
@@ -511,8 +536,12 @@ export function mirrorToJson(mirror: Mirror): unknown[] {
   ) => [path, c.entry, c.type, c.size, c.mtime, c.ctime, c.ino, c.mode, c.seen]);
 }
 
-/** The inverse of {@linkcode mirrorToJson}; throws on a malformed row. */
-export function mirrorFromJson(rows: unknown): Mirror {
+/**
+ * The inverse of {@linkcode mirrorToJson}; throws on a malformed row, and (with `roots`) on
+ * a path that is not a clean absolute path below them: a mirror's rows become the `before` of
+ * what a call changed, so a row elsewhere would become a path `undo` writes.
+ */
+export function mirrorFromJson(rows: unknown, roots?: readonly string[]): Mirror {
   if (!Array.isArray(rows)) throw new TypeError("mirror: want an array of rows");
   const mirror: Mirror = new Map();
   for (const row of rows) {
@@ -520,6 +549,15 @@ export function mirrorFromJson(rows: unknown): Mirror {
       throw new TypeError("mirror: malformed row");
     }
     const [path, entry, type, size, mtime, ctime, ino, mode, seen] = row;
+    if (!isEntry(entry) || ![size, mtime, ctime, ino, mode, seen].every(Number.isFinite)) {
+      throw new TypeError("mirror: malformed row");
+    }
+    if (
+      roots !== undefined &&
+      (!isCleanPath(path) || !isUnder(path, roots) || roots.includes(path))
+    ) {
+      throw new TypeError(`mirror: ${JSON.stringify(path)} is not below its roots`);
+    }
     mirror.set(path, { entry, type, size, mtime, ctime, ino, mode, seen });
   }
   return mirror;

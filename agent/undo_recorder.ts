@@ -156,6 +156,14 @@ function realTarget(path: string): string {
   }
 }
 
+function isRealDirectory(path: string): boolean {
+  try {
+    return Deno.realPathSync(path) === path && Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Resolves a pending marker left by a call whose process died: the difference between the
  * mirror (the state before that call) and now is what it did. Call under the workspace's lock
@@ -170,6 +178,8 @@ export function settlePending(
 ): void {
   const pending = store.readPending(key);
   if (pending === undefined) return;
+  // A root moved away would scan as "every file deleted": the marker waits for it to be back.
+  if (roots.some((root) => !isRealDirectory(root))) return;
   const before = store.readMirror(key);
   const record = store.readTurn(pending.session, pending.turn);
   if (before === undefined) {
@@ -191,6 +201,16 @@ export function settlePending(
   store.writePending(key, undefined);
 }
 
+/**
+ * The workspace locks a call (or an undo) in `roots` takes: the root set's own (its mirror's)
+ * and each root's alone, so two sessions whose root sets differ but share a root (one with
+ * `--add-dir`) never change that root at the same time, nor undo there meanwhile. Roots
+ * nested in another session's root are not covered.
+ */
+export function workspaceLocks(roots: readonly string[]): string[] {
+  return [mirrorKey(roots), ...roots.map((root) => mirrorKey([root]))];
+}
+
 /** Creates the recorder of one session. */
 export function createUndoRecorder(options: UndoRecorderOptions): UndoRecorder {
   const { store, sessionId, roots } = options;
@@ -198,6 +218,7 @@ export function createUndoRecorder(options: UndoRecorderOptions): UndoRecorder {
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_UNDO_MAX_FILE_BYTES;
   const key = mirrorKey(roots);
   const onProgress = options.onProgress;
+  const locks = workspaceLocks(roots);
   let current: { turn: number; prompt: string; started: string } | undefined;
 
   /**
@@ -275,7 +296,7 @@ export function createUndoRecorder(options: UndoRecorderOptions): UndoRecorder {
     // Held over the call: a bash call of another process in this workspace waits meanwhile.
     let workspace: Disposable | undefined;
     try {
-      workspace = await store.lockWorkspaces([key]);
+      workspace = await store.lockWorkspaces(locks);
     } catch (error) {
       problem(`${path}: could not be kept before the call`, error);
       return await call();
@@ -344,7 +365,7 @@ export function createUndoRecorder(options: UndoRecorderOptions): UndoRecorder {
     let workspace: Disposable | undefined;
     try {
       // Held over the call: another process's call in this workspace waits meanwhile.
-      workspace = await store.lockWorkspaces([key]);
+      workspace = await store.lockWorkspaces(locks);
     } catch (error) {
       problem(`${tool}: its changes could not be kept`, error);
       return await call(async () => {});
@@ -403,7 +424,7 @@ export function createUndoRecorder(options: UndoRecorderOptions): UndoRecorder {
     let workspace: Disposable | undefined;
     let before: Mirror | undefined;
     try {
-      workspace = await store.lockWorkspaces([key]);
+      workspace = await store.lockWorkspaces(locks);
       using _lock = await store.lock();
       settlePending(store, key, roots, skip, maxFileBytes);
       const r = record()!;

@@ -31,6 +31,7 @@
 import { dirname, join } from "node:path";
 import type { Entry, Mirror } from "./snapshot.ts";
 import { mirrorFromJson, mirrorToJson, type ObjectSink, sha256Hex } from "./snapshot.ts";
+import { isPendingMarker, isSessionId, isTurnNumber, recordFault } from "./undo_check.ts";
 
 /** Bumped when the mirror's rows change shape; an older file is scanned again. */
 const MIRROR_VERSION = 2;
@@ -69,6 +70,11 @@ export interface TurnRecord {
   changes: Record<string, RecordedChange>;
   /** Path (or `*` for a whole call) to why it cannot be put back. */
   problems: Record<string, string>;
+  /**
+   * Set (never stored) on the stand-in {@linkcode UndoStore.listTurns} gives for a record
+   * file that cannot be trusted: why. `undo` writes nothing while one is among its turns.
+   */
+  readonly damaged?: string;
 }
 
 /** The mirror key of a root set. */
@@ -102,10 +108,39 @@ function readJson(path: string): unknown | undefined {
   }
 }
 
-function isTurnRecord(value: unknown): value is TurnRecord {
-  const r = value as TurnRecord;
-  return typeof r === "object" && r !== null && r.version === 1 && typeof r.turn === "number" &&
-    typeof r.changes === "object" && typeof r.problems === "object";
+/** Throws unless `session` and `turn` can name a record file (no `/`, `..`, NUL). */
+function checkName(session: unknown, turn: unknown): void {
+  if (!isSessionId(session)) throw new TypeError(`undo: bad session id ${JSON.stringify(session)}`);
+  if (!isTurnNumber(turn)) throw new TypeError(`undo: bad turn number ${JSON.stringify(turn)}`);
+}
+
+/**
+ * The stand-in for a record file that cannot be trusted (unreadable, not JSON, a path outside
+ * its workspace): it changes nothing and says why, so `undo` names it instead of silently
+ * undoing an older turn in its place.
+ */
+function damagedRecord(path: string, session: string, turn: number): TurnRecord {
+  let why: string;
+  try {
+    const value = JSON.parse(Deno.readTextFileSync(path));
+    why = recordFault(value, session, turn, mirrorKey) ?? "it changed while it was read";
+  } catch (error) {
+    why = error instanceof Error ? error.message : String(error);
+  }
+  return {
+    version: 1,
+    session,
+    turn,
+    prompt: "",
+    started: "",
+    roots: [],
+    mirror: "",
+    changes: {},
+    problems: {
+      "*": `its undo record ${path} is damaged (${why}); remove it to undo the turns before it`,
+    },
+    damaged: why,
+  };
 }
 
 /** The pending marker of a mirror: a call that was running (its process may have died). */
@@ -324,7 +359,11 @@ export function openUndoStore(
     } catch (error) {
       if (!(error instanceof Deno.errors.NotFound)) throw error;
     }
-    for (const id of ids) if (id.isDirectory) out.push(...store.listTurns(id.name));
+    for (const id of ids) {
+      if (!id.isDirectory || !isSessionId(id.name)) continue;
+      // A damaged record refers to nothing it could keep alive, and is never rewritten.
+      out.push(...store.listTurns(id.name).filter((r) => r.damaged === undefined));
+    }
     return out;
   };
   const referenced = (records: readonly TurnRecord[], mirrorSets: Map<string, Set<string>>) => {
@@ -526,6 +565,7 @@ export function openUndoStore(
       return { objects: objectBytes(), mirrors: mirrorBytes() };
     },
     readMirror(key) {
+      if (!/^[0-9a-f]+$/.test(key)) return undefined;
       const path = join(mirrors, `${key}.json`);
       const stamp = stampOf(path);
       if (stamp === undefined) return undefined;
@@ -533,9 +573,14 @@ export function openUndoStore(
       if (cached?.stamp === stamp) return cached.mirror;
       let mirror: Mirror;
       try {
-        const data = readJson(path) as { version?: unknown; rows?: unknown } | undefined;
+        const data = readJson(path) as
+          | { version?: unknown; roots?: unknown; rows?: unknown }
+          | undefined;
         if (data?.version !== MIRROR_VERSION) return undefined;
-        mirror = mirrorFromJson(data.rows);
+        // Rows only below the roots the file is named for (a mirror from elsewhere is none).
+        const roots = data.roots;
+        if (!Array.isArray(roots) || mirrorKey(roots) !== key) return undefined;
+        mirror = mirrorFromJson(data.rows, roots);
       } catch {
         return undefined; // damaged: the next scan reads every file again
       }
@@ -557,7 +602,14 @@ export function openUndoStore(
       if (store.totalBytes() > maxBytes) drop(maxBytes);
     },
     readPending(key) {
-      return readJson(join(mirrors, `${key}.pending.json`)) as Pending | undefined;
+      let value: unknown;
+      try {
+        value = readJson(join(mirrors, `${key}.pending.json`));
+      } catch {
+        value = {}; // damaged: settled as a call of no turn
+      }
+      if (value === undefined) return undefined;
+      return isPendingMarker(value) ? value : { session: "", turn: -1, tool: "a call" };
     },
     writePending(key, pending) {
       const path = join(mirrors, `${key}.pending.json`);
@@ -573,15 +625,30 @@ export function openUndoStore(
       writeAtomicSync(path, JSON.stringify(pending));
     },
     readTurn(session, turn) {
-      const value = readJson(join(sessions, session, `${turn}.json`));
-      return isTurnRecord(value) ? value : undefined;
+      if (!isSessionId(session) || !isTurnNumber(turn)) return undefined;
+      let value: unknown;
+      try {
+        value = readJson(join(sessions, session, `${turn}.json`));
+      } catch {
+        return undefined;
+      }
+      return recordFault(value, session, turn, mirrorKey) === undefined
+        ? value as TurnRecord
+        : undefined;
     },
     writeTurn(record) {
+      if (record.damaged !== undefined) {
+        throw new TypeError("undo: a damaged record is never written");
+      }
+      checkName(record.session, record.turn);
       const at = join(sessions, record.session);
       ensure(at);
       writeAtomicSync(join(at, `${record.turn}.json`), JSON.stringify(record));
     },
     listTurns(session) {
+      if (!isSessionId(session)) {
+        throw new TypeError(`undo: bad session id ${JSON.stringify(session)}`);
+      }
       const at = join(sessions, session);
       let names: Deno.DirEntry[];
       try {
@@ -594,8 +661,10 @@ export function openUndoStore(
       for (const { name } of names) {
         const match = /^(\d+)\.json$/.exec(name);
         if (match === null) continue;
-        const record = store.readTurn(session, Number(match[1]));
+        const turn = Number(match[1]);
+        const record = store.readTurn(session, turn);
         if (record !== undefined) out.push(record);
+        else out.push(damagedRecord(join(at, name), session, turn));
       }
       return out.sort((a, b) => a.turn - b.turn);
     },

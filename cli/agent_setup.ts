@@ -333,6 +333,7 @@ export async function openAgent(
       : await loadInstructions({
         workspace: context.workspace.roots[0]!,
         ...(configHome === undefined ? {} : { userDir: dirname(configHome) }),
+        protectedPaths: config.protectedPaths,
       });
     for (const skipped of instructions.skipped) {
       log.log("warn", `instructions: skipped ${skipped.path}: ${skipped.reason}`);

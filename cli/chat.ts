@@ -390,7 +390,8 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
     const arg = rest.join(" ");
     switch (command) {
       case "/undo":
-        return undoInChat(agent.config, agent.sessionId, line, out, color).then(() => true);
+        return undoInChat(agent.config, agent.sessionId, line, out, color, agent.layers.confinement)
+          .then(() => true);
       case "/help":
         out(HELP);
         return true;

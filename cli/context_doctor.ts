@@ -30,6 +30,7 @@ export async function contextChecks(
   const found = await loadInstructions({
     workspace: ws.roots[0]!,
     ...(home === undefined ? {} : { userDir: dirname(home) }),
+    protectedPaths: config.protectedPaths,
   });
   const listed = found.files.map((f) => `${f.path} (${f.bytes} bytes)`);
   const skipped = found.skipped.map((s) => `skipped ${s.path}: ${s.reason}`);

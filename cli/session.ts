@@ -21,6 +21,19 @@ export interface SessionFlags extends GlobalFlags {
   readonly json?: boolean;
 }
 
+/** Terminal control characters (all of C0 but newline and tab, DEL, C1). */
+// deno-lint-ignore no-control-regex -- control characters are what is matched
+const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
+
+/**
+ * `text` with its terminal control characters shown as `\xNN`: stored messages hold what
+ * models and the files they read said, and an escape sequence printed raw would retitle the
+ * terminal, write the clipboard (OSC 52), or hide and redraw lines of the transcript.
+ */
+export function visible(text: string): string {
+  return text.replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+}
+
 function oneLine(text: string, max = 160): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
@@ -100,13 +113,15 @@ export function listing(sessions: readonly SessionInfo[], now: number): string {
   if (sessions.length === 0) return "no sessions yet\n";
   const rows = [
     ["ID", "WORKSPACE", "AGE", "TURNS", "FIRST PROMPT"],
-    ...sessions.map((s) => [
-      s.id,
-      s.workspace,
-      age(s.updatedAt, now),
-      String(s.turns),
-      oneLine(s.title, 60),
-    ]),
+    ...sessions.map((s) =>
+      [
+        s.id,
+        s.workspace,
+        age(s.updatedAt, now),
+        String(s.turns),
+        oneLine(s.title, 60),
+      ].map(visible)
+    ),
   ];
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows.map((r) =>
@@ -165,7 +180,7 @@ export async function sessionCommand(
     const head =
       `session ${found.id}\nworkspace ${found.workspace}\nmodel ${found.provider}/${found.model}\n` +
       `created ${found.createdAt}, updated ${found.updatedAt}\n\n`;
-    await writeStdout(head + renderAll(messages, context).join("\n") + "\n");
+    await writeStdout(visible(head + renderAll(messages, context).join("\n")) + "\n");
   }
   return EXIT.ok;
 }

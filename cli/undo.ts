@@ -11,6 +11,7 @@ import { type AuditSink, canonicalJson } from "../approver/mod.ts";
 import { openSessionStore } from "../agent/session_store.ts";
 import type { Entry } from "../agent/snapshot.ts";
 import { hasChanges, settledTurns, type UndoOutcome, undoTurns } from "../agent/undo.ts";
+import { workspaceLocks } from "../agent/undo_recorder.ts";
 import {
   openUndoStore,
   type RecordedChange,
@@ -75,7 +76,8 @@ export function changeWord(change: RecordedChange): string {
  * another process) is waited for, so its pending marker is not taken for a dead one's.
  */
 function lockWorkspacesOf(store: UndoStore, sessionId: string): Promise<Disposable> {
-  return store.lockWorkspaces(store.listTurns(sessionId).map((r) => r.mirror));
+  const records = store.listTurns(sessionId).filter((r) => r.damaged === undefined);
+  return store.lockWorkspaces(records.flatMap((r) => workspaceLocks(r.roots)));
 }
 
 /**
@@ -85,7 +87,14 @@ function lockWorkspacesOf(store: UndoStore, sessionId: string): Promise<Disposab
 export async function performUndo(
   config: Config,
   sessionId: string,
-  options: { turns?: number; force?: boolean; source: string; audit?: AuditSink },
+  options: {
+    turns?: number;
+    force?: boolean;
+    source: string;
+    audit?: AuditSink;
+    /** The caller's roots: turns that changed another workspace are refused (chat's /undo). */
+    workspace?: readonly string[];
+  },
 ): Promise<UndoReport> {
   const store = openUndoStore(config.stateDir, { maxBytes: undoMaxBytes(config) });
   let outcome: UndoOutcome;
@@ -96,6 +105,7 @@ export async function performUndo(
       turns: options.turns ?? 1,
       force: options.force === true,
       skip: config.protectedPaths,
+      ...(options.workspace === undefined ? {} : { workspace: options.workspace }),
     });
   }
   if (outcome.turns.length === 0) {
@@ -108,10 +118,13 @@ export async function performUndo(
   }
   const audit = options.audit ?? openAuditLog(config);
   const which = turnsText(outcome.turns);
-  const refused = outcome.conflicts.length > 0 && options.force !== true;
+  const refused = outcome.refusal !== undefined ||
+    (outcome.conflicts.length > 0 && options.force !== true);
   const failed = outcome.notUndoable.length > 0;
   const stderr: string[] = [];
-  if (refused) {
+  if (outcome.refusal !== undefined) {
+    stderr.push(`undo: nothing was written: ${outcome.refusal}`);
+  } else if (refused) {
     stderr.push(
       `undo: nothing was written: ${
         plural(outcome.conflicts.length, "path")
@@ -123,6 +136,13 @@ export async function performUndo(
     stderr.push(
       `undo: not everything ${which} changed could be put back:\n` +
         outcome.notUndoable.map((n) => `  ${notUndoableLine(n.path, n.why)}`).join("\n"),
+    );
+  }
+  if (outcome.again === true) {
+    stderr.push(
+      `undo: ${which} ${
+        outcome.turns.length === 1 ? "stays" : "stay"
+      } undoable: undo again once the paths above can be written`,
     );
   }
   if (outcome.kept.length > 0) {
@@ -215,6 +235,8 @@ export async function undoCommand(session: string | undefined, flags: UndoFlags)
   }
   const config = await loadConfig(flags.config);
   let sessionId: string;
+  /** Without SESSION, this workspace's: its turns elsewhere are refused, not undone there. */
+  let workspace: readonly string[] | undefined;
   {
     using sessions = openSessionStore(sessionsPath(config));
     if (session !== undefined) {
@@ -224,7 +246,8 @@ export async function undoCommand(session: string | undefined, flags: UndoFlags)
       }
       sessionId = found.id;
     } else {
-      const root = (await workspaceFrom(flags, config)).roots[0]!;
+      workspace = (await workspaceFrom(flags, config)).roots;
+      const root = workspace[0]!;
       const found = sessions.list().find((s) => s.workspace === root);
       if (found === undefined) {
         const text = `nothing to undo: no session in ${root}\n`;
@@ -255,6 +278,7 @@ export async function undoCommand(session: string | undefined, flags: UndoFlags)
   }
   const report = await performUndo(config, sessionId, {
     turns,
+    ...(workspace === undefined ? {} : { workspace }),
     ...(flags.force ? { force: true } : {}),
     source: "cli",
   });
@@ -274,13 +298,17 @@ export async function undoCommand(session: string | undefined, flags: UndoFlags)
   return report.code;
 }
 
-/** Chat's `/undo [--force]`: the last turn of this session; the results go to `out`. */
+/**
+ * Chat's `/undo [--force]`: the last turn of this session, in chat's `workspace` only (a
+ * resumed session's turn in another workspace is refused and named); the results go to `out`.
+ */
 export async function undoInChat(
   config: Config,
   sessionId: string,
   line: string,
   out: (text: string) => void,
   color: boolean,
+  workspace: readonly string[],
 ): Promise<void> {
   const args = line.trim().split(/\s+/).slice(1);
   const unknown = args.filter((a) => a !== "--force");
@@ -293,6 +321,7 @@ export async function undoInChat(
       turns: 1,
       ...(args.includes("--force") ? { force: true } : {}),
       source: "chat",
+      workspace,
     });
     out(report.stdout);
     for (const message of report.stderr) {
