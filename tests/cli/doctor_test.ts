@@ -27,6 +27,8 @@ Deno.test("doctor lists every layer and exits 0 when all checks pass", async () 
     "sandbox caps",
     "sandbox pids",
     "sandbox hide",
+    "sandbox uid",
+    "sandbox keys",
     "bash changes",
     "layers run",
     "layers chat",
