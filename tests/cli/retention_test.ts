@@ -15,7 +15,7 @@
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { openSessionStore } from "../../agent/session_store.ts";
-import { openUndoStore, type TurnRecord } from "../../agent/undo_store.ts";
+import { mirrorKey, openUndoStore, type TurnRecord } from "../../agent/undo_store.ts";
 import { sha256Hex } from "../../agent/snapshot.ts";
 import { rotatedFiles, sha256 } from "../../approver/mod.ts";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_helpers/assert.ts";
@@ -80,7 +80,7 @@ async function seed(
       started: new Date().toISOString(),
       ended: new Date().toISOString(),
       roots: [root],
-      mirror: "0123456789abcdef01234567",
+      mirror: mirrorKey([root]),
       changes: {
         [join(root, `${name}.txt`)]: {
           before: { kind: "file", mode: 0o644, size: bytes.length, hash, stored: true },
