@@ -693,6 +693,12 @@ async function readCalls(fx: Fixture, settings: Settings): Promise<[Row[], Break
   }
 }
 
+/** `sandbox` as bare bwrap runs it: no seccomp filter (fed on stdin), no unprivileged shell. */
+function bareBwrap(sandbox: Sandbox): Sandbox {
+  const { seccomp: _filter, identity: _identity, ...bare } = sandbox;
+  return bare;
+}
+
 /** The sandbox the CLI uses by default (`tools.bash.sandbox: auto`), or why there is none. */
 async function findSandbox(): Promise<Sandbox | string> {
   const report = await resolveSandbox({ values: {} });
@@ -797,7 +803,13 @@ async function bashCalls(fx: Fixture, settings: Settings): Promise<[Row[], Break
         n,
         spawn(
           sandbox.bwrap,
-          sandboxArgs(sandbox, fx.workspace.roots, fx.root, ["/bin/sh", "-c", "true"]),
+          // Bare bwrap: the same walls without the seccomp filter (it is fed on stdin).
+          sandboxArgs(
+            bareBwrap(sandbox),
+            fx.workspace.roots,
+            fx.root,
+            ["/bin/sh", "-c", "true"],
+          ),
         ),
       ),
     ],
