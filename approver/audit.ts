@@ -187,21 +187,30 @@ export interface ChainStart {
 
 /** The start kept in the text of a start file, or the reason the text is not one. */
 export function parseStart(text: string): ChainStart | string {
+  const read = parseSeqHash(text, "prev");
+  return typeof read === "string" ? read : { seq: read.seq, prev: read.hash };
+}
+
+/**
+ * `{"seq": N, "<field>": "<64 hex>"}` read from `text` (N ≥ 1), or the reason it is not one:
+ * the shape of a head file (`hash`) and of a start file (`prev`).
+ */
+function parseSeqHash(text: string, field: "hash" | "prev"): ChainHead | string {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     return "not JSON";
   }
-  const start = value as { seq?: unknown; prev?: unknown } | null;
+  const read = value as Record<string, unknown> | null;
   if (
-    typeof start !== "object" || start === null || !Number.isSafeInteger(start.seq) ||
-    (start.seq as number) < 1 || typeof start.prev !== "string" ||
-    !/^[0-9a-f]{64}$/.test(start.prev)
+    typeof read !== "object" || read === null || !Number.isSafeInteger(read.seq) ||
+    (read.seq as number) < 1 || typeof read[field] !== "string" ||
+    !/^[0-9a-f]{64}$/.test(read[field] as string)
   ) {
-    return 'not {"seq": N, "prev": "<SHA-256>"}';
+    return `not {"seq": N, "${field}": "<SHA-256>"}`;
   }
-  return { seq: start.seq as number, prev: start.prev };
+  return { seq: read.seq as number, hash: read[field] as string };
 }
 
 /** The first line of the open file (of `size` bytes), without its newline. */
@@ -263,20 +272,7 @@ export function headPathOf(path: string): string {
  * `{"seq":N,"hash":"<64 hex>"}` and a newline.
  */
 export function parseHead(text: string): ChainHead | string {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return "not JSON";
-  }
-  const head = value as { seq?: unknown; hash?: unknown } | null;
-  if (
-    typeof head !== "object" || head === null || !Number.isSafeInteger(head.seq) ||
-    (head.seq as number) < 1 || typeof head.hash !== "string" || !/^[0-9a-f]{64}$/.test(head.hash)
-  ) {
-    return 'not {"seq": N, "hash": "<SHA-256>"}';
-  }
-  return { seq: head.seq as number, hash: head.hash };
+  return parseSeqHash(text, "hash");
 }
 
 /** The head file's text for `head`. */
