@@ -285,8 +285,3 @@ export function blockedAt(path: string, mapped: readonly string[]): string | und
   }
   return undefined;
 }
-
-/** Whether the shell's uid can reach `path` (see {@linkcode blockedAt}). */
-export function reachable(path: string, mapped: readonly string[]): boolean {
-  return blockedAt(path, mapped) === undefined;
-}

@@ -100,7 +100,8 @@ export const DEFAULT_HIDDEN: readonly string[] = [
   ".cargo/credentials.toml",
 ];
 
-function under(path: string, dir: string): boolean {
+/** Whether `path` is `dir` or lies below it. */
+export function under(path: string, dir: string): boolean {
   return path === dir || path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
 }
 

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { type HiddenPath, mustCover, type Sandbox } from "./_sandbox.ts";
+import { type HiddenPath, mustCover, type Sandbox, under } from "./_sandbox.ts";
 
 /** The most sockets hidden one by one (each costs a bind mount per call). */
 export const MAX_SOCKETS = 256;
@@ -24,10 +24,6 @@ export function boundSockets(): string[] {
     // no /proc/net/unix: the masks and the environment still apply
   }
   return out;
-}
-
-function under(path: string, dir: string): boolean {
-  return path === dir || path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
 }
 
 /**

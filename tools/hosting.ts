@@ -42,7 +42,7 @@ export {
   sandboxCommand,
   spawnSandboxed,
 } from "./_sandbox.ts";
-export { blockedAt, type ShellIdentity, SYSTEM_CALLS, UNPRIVILEGED_ID } from "./_identity.ts";
+export { type ShellIdentity, SYSTEM_CALLS, UNPRIVILEGED_ID } from "./_identity.ts";
 export { keyringFilter } from "./_seccomp.ts";
 export { ABI_SCOPES_ABSTRACT, landlockAbi } from "./_landlock.ts";
 export { boundSockets, MAX_SOCKETS } from "./_sockets.ts";
