@@ -14,6 +14,14 @@ export const REPO = fileURLToPath(new URL("../../", import.meta.url));
  * write into their audit log.
  */
 export const TEST_HOME: string = Deno.makeTempDirSync({ prefix: "rousseau-cli-home-" });
+// Removed when the test module ends, passed or failed (`unload` fires in both cases).
+globalThis.addEventListener("unload", () => {
+  try {
+    Deno.removeSync(TEST_HOME, { recursive: true });
+  } catch {
+    // already gone: nothing to clean
+  }
+});
 
 function withoutInitCwd(env: Record<string, string>): Record<string, string> {
   const { INIT_CWD: _, ...rest } = env;
