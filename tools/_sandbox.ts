@@ -21,7 +21,7 @@ import {
   namespaceArgv,
   type ShellIdentity,
 } from "./_identity.ts";
-import { RESOLV_FD, type UserNet, userNetArgv } from "./_usernet.ts";
+import { READY_FD, RESOLV_FD, type UserNet, userNetArgv } from "./_usernet.ts";
 
 /** A path to hide, already resolved by the caller. */
 export interface HiddenPath {
@@ -325,8 +325,10 @@ export function sandboxArgs(
     // (Joined outside, by the unprivileged shell's set-up, the same holds: the command and
     // `doctor` read their limit through /proc/self/cgroup.)
     ...(sandbox.pids === undefined ? ["--unshare-cgroup-try"] : []),
-    // With the network on, the namespace is the host's or (`userNet`) one made already.
+    // With the network on, the namespace is the host's or (`userNet`) one made already,
+    // whose link the command waits for (the number is put in by `_usernet.ts`).
     ...(sandbox.network ? [] : ["--unshare-net"]),
+    ...(sandbox.network && sandbox.userNet !== undefined ? ["--block-fd", READY_FD] : []),
     ...(sandbox.seccomp === undefined ? [] : ["--seccomp", "0"]),
     "--die-with-parent",
     "--new-session",

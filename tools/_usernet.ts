@@ -20,11 +20,13 @@
  * the drop to its uid: slirp4netns then runs as root, outside the command's reach, and can
  * open /dev/net/tun). It forks the command's side, which makes the namespace (with a user
  * namespace when it lacks the capability for a network namespace alone) and waits; starts
- * slirp4netns on it and waits until it says the network is configured; then lets the command's
- * side exec bwrap. It outlives neither: slirp4netns gets the kill signal when the program dies
- * (a parent-death signal) and exits when the command's side has ended (its exit pipe closes);
- * the program itself dies with whoever started it. Where a PID namespace holds all of it (the
- * unprivileged shell, the overlay) its end takes slirp4netns along as well.
+ * slirp4netns on it; the command's side execs bwrap at once, which sets the sandbox up and then
+ * waits (`--block-fd`) until slirp4netns says the network is configured. slirp4netns outlives
+ * neither the command nor the program: it exits when its exit pipe closes (the program closes
+ * it once bwrap has ended) and is killed when the program dies (a parent-death signal); the
+ * program itself dies with whoever started it, and bwrap with the program. Where a PID
+ * namespace holds all of it (the unprivileged shell, the overlay) its end takes slirp4netns
+ * along as well.
  *
  * DNS: when the host's first nameserver is a loopback address (systemd-resolved's 127.0.0.53,
  * a local dnsmasq), the command's `/etc/resolv.conf` names 10.0.2.3 instead, which slirp4netns
@@ -65,6 +67,12 @@ export const SLIRP_DNS = "10.0.2.3";
 export const RESOLV_FD = "@resolv-fd@";
 
 /**
+ * bwrap's argument that stands for the descriptor it reads before it starts the command
+ * (after `--block-fd`): written once slirp4netns has configured the network.
+ */
+export const READY_FD = "@ready-fd@";
+
+/**
  * The perl program. Arguments: slirp4netns, `unshare(2)`'s and `prctl(2)`'s numbers, the
  * resolver text ("" for none), `--`, then the argv to exec in the new namespace. Failures
  * print one line, `bash: …`, on stdout (the tool's output) and exit 125; otherwise it exits as
@@ -77,6 +85,14 @@ my ($slirp, $unshare, $prctl, $resolv) = splice(@ARGV, 0, 4);
 shift @ARGV if @ARGV && $ARGV[0] eq "--";
 sub fail { print "bash: the command's network could not be set up: $_[0]\n"; exit(125) }
 sub status { my $s = shift; ($s & 127) ? 128 + ($s & 127) : $s >> 8 }
+# Puts a descriptor's number in place of its token: the first value of bwrap's option.
+sub fill {
+  my ($option, $token, $fd) = @_;
+  for my $i (0 .. $#ARGV - 1) {
+    if ($ARGV[$i] eq $option && $ARGV[$i + 1] eq $token) { $ARGV[$i + 1] = $fd; return }
+  }
+  fail("bwrap's $option $token is missing");
+}
 my $parent = getppid();
 # prctl(PR_SET_PDEATHSIG, SIGKILL): die with whoever started us (rousseau, or the set-up).
 syscall($prctl, 1, 9) == 0 or fail("prctl: $!");
@@ -103,15 +119,15 @@ if ($child == 0) {
     close $w;
     # F_SETFD 0: bwrap inherits it.
     fcntl($r, 2, 0) or fail("fcntl: $!");
-    for my $i (0 .. $#ARGV - 1) {
-      if ($ARGV[$i] eq "--ro-bind-data" && $ARGV[$i + 1] eq '@resolv-fd@') { $ARGV[$i + 1] = fileno($r); last }
-    }
+    fill("--ro-bind-data", '@resolv-fd@', fileno($r));
   }
+  # bwrap sets the sandbox up meanwhile, and holds the command (--block-fd) until the
+  # network is up: slirp4netns's start and bwrap's mounts overlap.
+  fcntl($go_r, 2, 0) or fail("fcntl: $!");
+  fill("--block-fd", '@ready-fd@', fileno($go_r));
   # Our pid as the /proc slirp4netns reads counts it (it may be an outer PID namespace's).
   my $self = readlink("/proc/self") // fail("/proc/self: $!");
   syswrite $pid_w, "$self\n"; close $pid_w;
-  sysread($go_r, my $go, 1) == 1 or exit(125);
-  close $go_r;
   exec { $ARGV[0] } @ARGV or fail("$ARGV[0]: $!");
 }
 close $pid_w; close $go_r;
@@ -142,8 +158,9 @@ close $ready_r;
 syswrite $go_w, "x"; close $go_w;
 waitpid($child, 0);
 my $status = $?;
+# slirp4netns ends on its own once its exit pipe closes, and is killed as we exit (its
+# parent-death signal): its teardown (the tap device, the namespace) is not waited for.
 close $exit_w;
-waitpid($helper, 0);
 exit(status($status));
 `;
 
