@@ -1,7 +1,7 @@
 /**
  * The bubblewrap sandbox for bash: `/` read-only, the workspace roots read-write, a private
  * `/tmp` and `/run`, credential paths, rousseau's own files and unix sockets hidden, no network
- * unless allowed, its own PID namespace (so nothing the command starts outlives it), dying
+ * unless allowed (and then a network namespace of its own, see `_usernet.ts`), its own PID namespace (so nothing the command starts outlives it), dying
  * with its parent, in a new session.
  *
  * The shell holds no capability, also when rousseau runs as root: it runs in a user namespace
