@@ -250,8 +250,18 @@ for (const shape of LIFETIME_SHAPES) {
           await eventually(() => helpersTagged(tag).length > 0, 30_000),
           "no slirp4netns seen",
         );
-        const { code } = await running.status;
-        assertEquals(code, 1);
+        // A helper left holding rousseau's pipes would keep it from ending: bounded, not hung.
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const ended = await Promise.race([
+          running.status,
+          new Promise<undefined>((resolve) => timer = setTimeout(() => resolve(undefined), 60_000)),
+        ]);
+        clearTimeout(timer);
+        if (ended === undefined) {
+          running.kill("SIGKILL");
+          await running.status;
+        }
+        assertEquals(ended?.code, 1, "rousseau did not end after its call timed out");
         // ... and is gone with it.
         assert(await eventually(() => helpersTagged(tag).length === 0), "slirp4netns survived");
       } finally {
