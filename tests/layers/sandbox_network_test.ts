@@ -87,29 +87,28 @@ function tcpServer(hostname: string): {
   };
 }
 
-/** An abstract unix socket bound by a perl process (Deno binds none); `up` once it listens. */
-async function abstractServer(
-  name: string,
-): Promise<{ accepted: () => Promise<number> } & AsyncDisposable> {
+/**
+ * A perl server (`code` prints `up <detail>` once bound, then `ACCEPTED` per connection or
+ * datagram): `detail` is what it said when up, `accepted` counts (and stops it).
+ */
+async function perlServer(
+  code: string,
+  args: readonly string[],
+): Promise<{ detail: string; accepted: () => Promise<number> } & AsyncDisposable> {
   const server = new Deno.Command("perl", {
-    args: [
-      "-MIO::Socket::UNIX",
-      "-e",
-      '$|=1; my $s = IO::Socket::UNIX->new(Local=>"\\0".$ARGV[0], Listen=>5) or die; print "up\\n"; ' +
-      'while (my $c = $s->accept) { print "ACCEPTED\\n"; close $c }',
-      name,
-    ],
+    args: ["-e", code, ...args],
     stdout: "piped",
     stderr: "inherit",
   }).spawn();
   const reader = server.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let seen = "";
-  while (!seen.includes("up\n")) {
+  while (!/^up.*\n/m.test(seen)) {
     const next = await reader.read();
     if (next.done) break;
     seen += next.value;
   }
   return {
+    detail: /^up ?(.*)$/m.exec(seen)?.[1] ?? "",
     async accepted() {
       server.kill("SIGKILL");
       await server.status;
@@ -128,6 +127,37 @@ async function abstractServer(
       await reader.cancel().catch(() => {});
     },
   };
+}
+
+/** An abstract unix socket bound by a perl process (Deno binds none). */
+function abstractServer(name: string) {
+  return perlServer(
+    'use IO::Socket::UNIX; $|=1; my $s = IO::Socket::UNIX->new(Local=>"\\0".$ARGV[0], ' +
+      'Listen=>5) or die; print "up\\n"; while (my $c = $s->accept) { print "ACCEPTED\\n"; close $c }',
+    [name],
+  );
+}
+
+/** A UDP server on the host's 127.0.0.1 (Deno's datagrams are unstable), answering each one. */
+function udpServer() {
+  return perlServer(
+    'use IO::Socket::INET; $|=1; my $s = IO::Socket::INET->new(LocalAddr=>"127.0.0.1", ' +
+      'LocalPort=>0, Proto=>"udp") or die; print "up ", $s->sockport, "\\n"; ' +
+      'while (my $peer = $s->recv(my $d, 512)) { print "ACCEPTED\\n"; $s->send("pong", 0, $peer) }',
+    [],
+  );
+}
+
+/**
+ * A command that sends a datagram to each `tag,host,port` target and prints
+ * `ANSWERED <tag>` for each that replies within 2 s.
+ */
+function sendEach(targets: readonly string[]): string {
+  return `perl -MIO::Socket::INET -e 'for (@ARGV) { my ($t, $h, $p) = split /,/; ` +
+    `my $s = IO::Socket::INET->new(PeerAddr=>$h, PeerPort=>$p, Proto=>"udp") or next; ` +
+    `$s->send("ping"); my $r = ""; eval { local $SIG{ALRM} = sub { die }; alarm 2; ` +
+    `$s->recv($r, 64); alarm 0 }; print "ANSWERED $t\n" if $r eq "pong" }' ` +
+    targets.map((t) => `'${t}'`).join(" ");
 }
 
 /**
@@ -164,6 +194,7 @@ for (const shape of SHAPES) {
       const out = tcpServer(outward);
       const abstractName = `rousseau-net-${crypto.randomUUID()}`;
       await using abstract = await abstractServer(abstractName);
+      await using udp = await udpServer();
       try {
         const targets = [
           `loopback,127.0.0.1,${v4.port}`,
@@ -178,6 +209,13 @@ for (const shape of SHAPES) {
         const run = await s.bash(
           `${connectEach(targets)}; ` +
             `perl -MIO::Socket::UNIX -e 'IO::Socket::UNIX->new(Peer=>"\\0".$ARGV[0]) and print "CONNECTED abstract\\n"' ${abstractName}; ` +
+            `${
+              sendEach(
+                ["udp,127.0.0.1", "udp-gateway,10.0.2.2", "udp-dns-alias,10.0.2.3"].map((t) =>
+                  `${t},${udp.detail}`
+                ),
+              )
+            }; ` +
             `getent hosts ${name} >/dev/null && echo "resolved ${name}"`,
         );
         assertEquals(run.code, 0, run.stdout + run.stderr);
@@ -193,6 +231,8 @@ for (const shape of SHAPES) {
         assertEquals(v4.accepted(), 0);
         assertEquals(v6?.accepted() ?? 0, 0);
         assertEquals(await abstract.accepted(), 0);
+        assertEquals(run.stdout.includes("ANSWERED"), false, run.stdout);
+        assertEquals(await udp.accepted(), 0);
       } finally {
         await v4.close();
         await v6?.close();
