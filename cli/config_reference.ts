@@ -152,7 +152,12 @@ export const KEY_DOCS: Readonly<Record<string, KeyDoc>> = {
   },
   "tools.bash.network": {
     default: "`false`",
-    text: "Whether sandboxed commands get the network.",
+    text: "Whether sandboxed commands get the network. On, each command gets a network " +
+      "namespace of its own, linked out by slirp4netns: the outside is reachable, the host's " +
+      "127.0.0.1, ::1 and abstract unix sockets are not (DNS goes through slirp4netns's " +
+      "10.0.2.3 when the host's resolver is on its loopback). Without slirp4netns (Debian: " +
+      "`apt-get install slirp4netns`) commands share the host's network namespace, loopback " +
+      "services included; `doctor` warns and the run header says so.",
   },
   "tools.bash.max_processes": {
     default: String(DEFAULT_BASH_MAX_PROCESSES),

@@ -159,6 +159,9 @@ async function wallChecks(report: SandboxReport, roots: readonly string[]): Prom
         `${sockets} unix sockets); ${(sandbox.mask ?? []).join(", ") || "no /run"} masked; ` +
         (!sandbox.network
           ? "network off: abstract unix sockets and 127.0.0.1 unreachable"
+          : sandbox.userNet !== undefined
+          ? "network on, in a namespace of its own: the host's abstract unix sockets and " +
+            "127.0.0.1 unreachable"
           : sandbox.scopeAbstract !== undefined
           ? "network on: abstract unix sockets of the host out of reach (Landlock), its " +
             "127.0.0.1 reachable"
@@ -176,6 +179,35 @@ async function wallChecks(report: SandboxReport, roots: readonly string[]): Prom
   });
   checks.push(changesCheck(report, sandbox, roots));
   return checks;
+}
+
+/**
+ * With the network on: whether the command has a network namespace of its own (slirp4netns),
+ * or shares the host's, where every service on the host's loopback answers it.
+ */
+function networkCheck(report: SandboxReport, sandbox: Sandbox): Check {
+  const net = sandbox.userNet;
+  if (net === undefined) {
+    return {
+      ok: true,
+      warn: true,
+      name: "bash network",
+      detail:
+        "on (tools.bash.network: true), in the host's network namespace: services on its 127.0.0.1 and ::1 are reachable " +
+        `from bash (${report.userNetProblem}); install slirp4netns ` +
+        "(Debian: apt-get install slirp4netns) or set tools.bash.network: false",
+    };
+  }
+  return {
+    ok: true,
+    name: "bash network",
+    detail:
+      `on (tools.bash.network: true), in a network namespace of its own, linked out by ${net.slirp4netns}: the host's ` +
+      "127.0.0.1, ::1 and abstract unix sockets unreachable; DNS " +
+      (net.resolv === undefined
+        ? "through the host's nameservers"
+        : `through 10.0.2.3 to the host's loopback resolver (${net.resolv.path} replaced inside)`),
+  };
 }
 
 /** Which uid the shell has, and whether host files only root may read are out of its reach. */
@@ -381,12 +413,13 @@ export async function doctorCommand(flags: DoctorFlags): Promise<number> {
           "not bound by Deno permissions (only the sandbox reaches them)",
       });
       checks.push(
-        await attempt("bash network", () => {
-          if (report?.sandbox === undefined) {
-            return Promise.resolve("not restricted (bash is not sandboxed)");
-          }
-          return Promise.resolve(report.sandbox.network ? "on (tools.bash.network: true)" : "off");
-        }),
+        report?.sandbox?.network === true ? networkCheck(report, report.sandbox) : await attempt(
+          "bash network",
+          () =>
+            Promise.resolve(
+              report?.sandbox === undefined ? "not restricted (bash is not sandboxed)" : "off",
+            ),
+        ),
       );
     }
     checks.push(...stateChecks(config));

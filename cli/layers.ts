@@ -134,6 +134,7 @@ export function sandboxWalls(sandbox: Sandbox | undefined): string {
 }
 
 const WALLS = Symbol("walls");
+const HOST_NET = Symbol("host network");
 const SCRATCH = Symbol("scratch");
 
 /**
@@ -156,6 +157,11 @@ export function describeLayers(
     "bash_network": bash && (sandbox === undefined || sandbox.network),
   };
   if (bash) Object.defineProperty(layers, WALLS, { value: sandboxWalls(sandbox) });
+  // With the network on but no namespace of its own (no slirp4netns), the header says what
+  // the command then reaches.
+  if (bash && sandbox?.network === true && sandbox.userNet === undefined) {
+    Object.defineProperty(layers, HOST_NET, { value: true });
+  }
   // The overlay's scratch directory is granted too; the header names it short.
   if (bash && sandbox?.overlay) {
     Object.defineProperty(layers, SCRATCH, { value: sandbox.overlay.base });
@@ -184,7 +190,11 @@ export function layersLine(layers: Layers): string {
   const net = !bash
     ? "off (bash is not allowed)"
     : layers.sandbox === "bwrap"
-    ? (layers.bash_network ? "on" : "off")
+    ? (!layers.bash_network
+      ? "off"
+      : (layers as unknown as Record<symbol, boolean | undefined>)[HOST_NET]
+      ? "on (the host's network namespace: its 127.0.0.1 and ::1 reachable, see doctor)"
+      : "on")
     : "on (no sandbox: Deno permissions do not reach processes bash starts)";
   const walls = (layers as unknown as Record<symbol, string | undefined>)[WALLS];
   return `rousseau: approver=${layers.approver} · confinement=${layers.confinement.join(",")} · ` +

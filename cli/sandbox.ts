@@ -24,8 +24,15 @@ import {
   spawnSandboxed,
   SYSTEM_CALLS,
   UNPRIVILEGED_ID,
+  withNetwork,
 } from "../tools/hosting.ts";
-import { ABI_SCOPES_ABSTRACT, landlockAbi } from "../tools/hosting.ts";
+import {
+  ABI_SCOPES_ABSTRACT,
+  landlockAbi,
+  resolverText,
+  type UserNet,
+  USERNET_CALLS,
+} from "../tools/hosting.ts";
 import type { Config } from "./config.ts";
 import { UsageError } from "./errors.ts";
 import { resolvePids } from "./pids_cgroup.ts";
@@ -49,6 +56,11 @@ export interface SandboxReport {
   readonly identityProblem?: string;
   /** Under bwrap: why the kernel keyring calls are not refused, when they are not. */
   readonly keyringProblem?: string;
+  /**
+   * Under bwrap with the network on: why the command shares the host's network namespace
+   * (and reaches the host's 127.0.0.1) instead of having its own through slirp4netns.
+   */
+  readonly userNetProblem?: string;
   /** Under bwrap with the network on: why the host's abstract sockets stay reachable. */
   readonly abstractProblem?: string;
   /**
@@ -464,6 +476,7 @@ async function probeOverlay(
         "-c",
         "exec </dev/null; rm gone && mkdir made && : > made/new",
       ]),
+      (exec) => withNetwork(fitted, exec),
     );
     const out = await trial(fitted, prepared.program, args, lower);
     const problem = setupProblem(prepared);
@@ -530,15 +543,23 @@ export async function resolveSandbox(
     ...(pids === undefined ? {} : { pids }),
     ...("seccomp" in keyring ? { seccomp: keyring.seccomp } : {}),
   };
-  const scope = network ? await abstractScope(env) : undefined;
-  const scoped = scope !== undefined && "scopeAbstract" in scope
-    ? { scopeAbstract: scope.scopeAbstract }
-    : {};
-  const unprivileged = await probeIdentity({ ...plain, ...scoped }, config, env);
-  const sandbox: Sandbox = {
+  const unprivileged = await probeIdentity(plain, config, env);
+  const shaped: Sandbox = {
     ...plain,
-    ...scoped,
     ...("identity" in unprivileged ? { identity: unprivileged.identity } : {}),
+  };
+  const own = network ? await probeUserNet(shaped, env) : undefined;
+  // In the host's namespace, Landlock keeps the host's abstract sockets out of reach where
+  // it can; in one of its own the command has none of the host's to reach.
+  const scope = network && (own === undefined || "problem" in own)
+    ? await abstractScope(env)
+    : undefined;
+  const sandbox: Sandbox = {
+    ...shaped,
+    ...(own !== undefined && "userNet" in own ? { userNet: own.userNet } : {}),
+    ...(scope !== undefined && "scopeAbstract" in scope
+      ? { scopeAbstract: scope.scopeAbstract }
+      : {}),
   };
   const overlayMode = config.values.tools?.bash?.overlay ?? "auto";
   const probed = overlayMode === "off"
@@ -550,14 +571,89 @@ export async function resolveSandbox(
   return {
     mode,
     sandbox: overlay === undefined ? sandbox : { ...sandbox, overlay },
-    summary: `bwrap (${bwrap}; network ${network ? "on" : "off"}; ${sandbox.hide.length} ` +
+    summary:
+      `bwrap (${bwrap}; network ${
+        !network
+          ? "off"
+          : sandbox.userNet !== undefined
+          ? "on, its own (slirp4netns)"
+          : "on, the host's: its 127.0.0.1 reachable"
+      }; ${sandbox.hide.length} ` +
       `paths hidden; ${overlay === undefined ? "changes predicted" : "changes observed"})`,
     ...(problem === undefined ? {} : { pidsProblem: problem }),
     ...("problem" in probed ? { overlayProblem: probed.problem } : {}),
     ...("problem" in unprivileged ? { identityProblem: unprivileged.problem } : {}),
     ...("problem" in keyring ? { keyringProblem: keyring.problem } : {}),
+    ...(own !== undefined && "problem" in own ? { userNetProblem: own.problem } : {}),
     ...(scope !== undefined && "problem" in scope ? { abstractProblem: scope.problem } : {}),
   };
+}
+
+/**
+ * With the network on: the command's own network namespace through slirp4netns, checked by
+ * one trial command in `sandbox` (its default route leads out through slirp4netns's tap0),
+ * or why the command shares the host's namespace.
+ */
+async function probeUserNet(
+  sandbox: Sandbox,
+  env: Readonly<Record<string, string>>,
+): Promise<{ userNet: UserNet } | { problem: string }> {
+  const path = `${env.PATH ?? "/usr/bin:/bin"}:/usr/bin:/bin:/usr/sbin:/sbin`;
+  const slirp4netns = findOnPath("slirp4netns", path);
+  if (slirp4netns === undefined) {
+    return { problem: "slirp4netns is not installed" };
+  }
+  const perl = findOnPath("perl", path);
+  if (perl === undefined) return { problem: "perl is not installed (Debian: perl-base)" };
+  const calls = USERNET_CALLS[Deno.build.arch];
+  if (calls === undefined) {
+    return { problem: `no system call numbers known for ${Deno.build.arch}` };
+  }
+  const resolv = hostResolver();
+  const userNet: UserNet = {
+    slirp4netns,
+    perl,
+    calls,
+    ...(resolv === undefined ? {} : { resolv }),
+  };
+  try {
+    const trialBox: Sandbox = { ...sandbox, userNet, network: true };
+    const { program, args } = sandboxCommand(fitSandbox(trialBox, []), [], "/", [
+      "/bin/sh",
+      "-c",
+      // The default route (destination 00000000) leaves through tap0.
+      "exec </dev/null; grep -q '^tap0[[:space:]]00000000[[:space:]]' /proc/net/route",
+    ]);
+    const out = await trial(trialBox, program, args);
+    if (out.success) return { userNet };
+    // Our own line (stdout), else bwrap's or slirp4netns's complaint, not its chatter.
+    const errors = new TextDecoder().decode(out.stderr).split("\n").filter((line) =>
+      /^bwrap: |^open\(|^setpriv: |[Ee]rror|[Ff]ailed/.test(line)
+    );
+    const said = new TextDecoder().decode(out.stdout).trim().split("\n").at(-1) ||
+      errors.at(0);
+    return {
+      problem: `the trial command got no network of its own: ${said || `exit status ${out.code}`}`,
+    };
+  } catch (error) {
+    return { problem: (error as Error).message };
+  }
+}
+
+/**
+ * The resolver file the command sees in its own namespace, when the host's does not serve
+ * there (its first nameserver is on the host's loopback); see `resolverText`.
+ */
+function hostResolver(): UserNet["resolv"] {
+  const path = realPath("/etc/resolv.conf");
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(path);
+  } catch {
+    return undefined;
+  }
+  const wanted = resolverText(text);
+  return wanted === undefined ? undefined : { path, text: wanted };
 }
 
 /** With the network on: perl when Landlock can scope abstract unix sockets here, or why not. */

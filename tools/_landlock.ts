@@ -1,5 +1,7 @@
 /**
- * With the network on, the command shares the host's network namespace, and with it the
+ * With the network on but no namespace of its own (slirp4netns missing or unusable: see
+ * `_usernet.ts`, which otherwise isolates all of this), the command shares the host's network
+ * namespace, and with it the
  * host's abstract unix sockets (X11's `@/tmp/.X11-unix/X0`, D-Bus, containerd's shims), which
  * no file permission or mount can cover. Landlock (Linux 6.12+, ABI 6) scopes them: a process
  * in a Landlock domain cannot connect to an abstract socket bound outside it. The shell

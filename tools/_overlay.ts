@@ -113,8 +113,16 @@ export interface PreparedOverlay {
    * in the upper layer as the shell's uid, and becomes the root owner's when applied.
    */
   readonly owners?: readonly { readonly uid: number; readonly gid: number }[];
-  /** The arguments of `program` that mount the overlays, run bwrap, then list deletions. */
-  argv(bwrap: string, bwrapArgs: readonly string[]): string[];
+  /**
+   * The arguments of `program` that mount the overlays, run bwrap, then list deletions.
+   * `wrap` turns the argv that starts bwrap (after the drop to the unprivileged uid, if any)
+   * into the one to run (the sandbox's network set-up; see `withNetwork` in `_sandbox.ts`).
+   */
+  argv(
+    bwrap: string,
+    bwrapArgs: readonly string[],
+    wrap?: (exec: readonly string[]) => string[],
+  ): string[];
 }
 
 /**
@@ -243,7 +251,7 @@ export function prepareOverlay(
     roots,
     stamp,
     ...(owners === undefined ? {} : { owners }),
-    argv: (bwrap, bwrapArgs) =>
+    argv: (bwrap, bwrapArgs, wrap = (exec) => [...exec]) =>
       identity !== undefined
         ? [
           // As real root (idmapping needs it): the lower layers are the roots mapped to the
@@ -262,7 +270,7 @@ export function prepareOverlay(
               })),
             ],
             undefined,
-            outer("mapped", [...dropArgv(identity), bwrap, ...bwrapArgs]),
+            outer("mapped", wrap([...dropArgv(identity), bwrap, ...bwrapArgs])),
           ),
         ]
         : [
@@ -281,7 +289,7 @@ export function prepareOverlay(
           "--kill-child=SIGKILL",
           "--propagation",
           "private",
-          ...outer("bind", [bwrap, ...bwrapArgs]),
+          ...outer("bind", wrap([bwrap, ...bwrapArgs])),
         ],
   };
 }

@@ -1,7 +1,7 @@
 /**
  * The bubblewrap sandbox for bash: `/` read-only, the workspace roots read-write, a private
  * `/tmp` and `/run`, credential paths, rousseau's own files and unix sockets hidden, no network
- * unless allowed, its own PID namespace (so nothing the command starts outlives it), dying
+ * unless allowed (and then a network namespace of its own, see `_usernet.ts`), its own PID namespace (so nothing the command starts outlives it), dying
  * with its parent, in a new session.
  *
  * The shell holds no capability, also when rousseau runs as root: it runs in a user namespace
@@ -21,6 +21,7 @@ import {
   namespaceArgv,
   type ShellIdentity,
 } from "./_identity.ts";
+import { READY_FD, RESOLV_FD, type UserNet, userNetArgv } from "./_usernet.ts";
 
 /** A path to hide, already resolved by the caller. */
 export interface HiddenPath {
@@ -76,8 +77,15 @@ export interface Sandbox {
    */
   readonly seccomp?: Uint8Array;
   /**
-   * With the network on: perl, when the kernel's Landlock can scope abstract unix sockets;
-   * the shell then enters such a domain before it runs the command (see `_landlock.ts`).
+   * With the network on: the command's own network namespace, linked out by slirp4netns (see
+   * `_usernet.ts`). Absent: it shares the host's, and reaches the host's 127.0.0.1.
+   */
+  readonly userNet?: UserNet;
+  /**
+   * With the network on in the host's namespace (no `userNet`): perl, when the kernel's
+   * Landlock can scope abstract unix sockets; the shell then enters such a domain before it
+   * runs the command (see `_landlock.ts`). In a namespace of its own the command has its own
+   * abstract sockets: no scope is needed.
    */
   readonly scopeAbstract?: string;
 }
@@ -204,7 +212,10 @@ export function sandboxCommand(
 ): { program: string; args: string[] } {
   const args = sandboxArgs(sandbox, roots, cwd, argv);
   const identity = sandbox.identity;
-  if (identity === undefined) return { program: sandbox.bwrap, args };
+  if (identity === undefined) {
+    const [program, ...rest] = withNetwork(sandbox, [sandbox.bwrap, ...args]);
+    return { program: program!, args: rest };
+  }
   return {
     program: identity.setpriv,
     args: [
@@ -213,10 +224,22 @@ export function sandboxCommand(
         identity,
         roots.map((root) => ({ src: root, dst: root, readOnly: false })),
         procsToJoinOutside(sandbox),
-        [...dropArgv(identity), sandbox.bwrap, ...args],
+        withNetwork(sandbox, [...dropArgv(identity), sandbox.bwrap, ...args]),
       ),
     ],
   };
+}
+
+/**
+ * `exec` (the drop to the unprivileged uid, if any, then bwrap) as it must run: in a network
+ * namespace of its own when the command has the network through slirp4netns, otherwise as
+ * it is. (With the unprivileged shell, the namespace is made before the drop: slirp4netns
+ * runs as root, out of the command's reach.)
+ */
+export function withNetwork(sandbox: Sandbox, exec: readonly string[]): string[] {
+  return sandbox.network && sandbox.userNet !== undefined
+    ? userNetArgv(sandbox.userNet, exec)
+    : [...exec];
 }
 
 /**
@@ -267,6 +290,10 @@ export function sandboxArgs(
   // Masks before the roots, so a root below one stays visible.
   for (const dir of sandbox.mask ?? []) args.push("--tmpfs", dir, "--remount-ro", dir);
   for (const file of sandbox.expose ?? []) args.push("--ro-bind", file, file);
+  // In its own network namespace the host's loopback resolver is out of reach: the command
+  // is told slirp4netns's instead (the pipe's number is put in by `_usernet.ts`).
+  const resolv = sandbox.network ? sandbox.userNet?.resolv : undefined;
+  if (resolv !== undefined) args.push("--ro-bind-data", RESOLV_FD, resolv.path);
   // Roots after /tmp, so a workspace under /tmp stays visible; hidden paths last, so they
   // stay hidden even inside a root.
   for (const root of roots) args.push("--bind", root, root);
@@ -298,7 +325,10 @@ export function sandboxArgs(
     // (Joined outside, by the unprivileged shell's set-up, the same holds: the command and
     // `doctor` read their limit through /proc/self/cgroup.)
     ...(sandbox.pids === undefined ? ["--unshare-cgroup-try"] : []),
+    // With the network on, the namespace is the host's or (`userNet`) one made already,
+    // whose link the command waits for (the number is put in by `_usernet.ts`).
     ...(sandbox.network ? [] : ["--unshare-net"]),
+    ...(sandbox.network && sandbox.userNet !== undefined ? ["--block-fd", READY_FD] : []),
     ...(sandbox.seccomp === undefined ? [] : ["--seccomp", "0"]),
     "--die-with-parent",
     "--new-session",

@@ -26,6 +26,7 @@ import {
   sandboxArgs,
   sandboxCommand,
   spawnSandboxed,
+  withNetwork,
 } from "./_sandbox.ts";
 import {
   applyChanges,
@@ -397,7 +398,11 @@ async function runShell(
     : prepared !== undefined
     ? {
       program: prepared.program,
-      args: prepared.argv(sandbox.bwrap, sandboxArgs(sandbox, workspace.roots, cwd, shell)),
+      args: prepared.argv(
+        sandbox.bwrap,
+        sandboxArgs(sandbox, workspace.roots, cwd, shell),
+        (exec) => withNetwork(sandbox, exec),
+      ),
     }
     : sandboxCommand(sandbox, workspace.roots, cwd, shell);
   const options: Omit<Deno.CommandOptions, "stdin"> = {

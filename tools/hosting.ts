@@ -41,8 +41,10 @@ export {
   sandboxArgs,
   sandboxCommand,
   spawnSandboxed,
+  withNetwork,
 } from "./_sandbox.ts";
 export { type ShellIdentity, SYSTEM_CALLS, UNPRIVILEGED_ID } from "./_identity.ts";
 export { keyringFilter } from "./_seccomp.ts";
 export { ABI_SCOPES_ABSTRACT, landlockAbi } from "./_landlock.ts";
+export { resolverText, type UserNet, USERNET_CALLS } from "./_usernet.ts";
 export { boundSockets, MAX_SOCKETS } from "./_sockets.ts";

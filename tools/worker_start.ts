@@ -52,6 +52,9 @@ export function derivePermissions(
       ? [overlay.setpriv]
       : options.sandbox?.identity !== undefined
       ? [options.sandbox.identity.setpriv]
+      // With a network of its own, perl starts first (it makes the namespace; `_usernet.ts`).
+      : options.sandbox?.network && options.sandbox.userNet !== undefined
+      ? [options.sandbox.userNet.perl]
       : [options.sandbox?.bwrap ?? "/bin/sh"],
     net: false,
     env: false,
