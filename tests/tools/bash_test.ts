@@ -16,6 +16,7 @@ import {
   DEFAULT_LIMITS,
   Registry,
 } from "../../mod.ts";
+import { findReaper } from "../../tools/_reaper.ts";
 
 const PATH = Deno.env.get("PATH") ?? "/usr/bin:/bin";
 const SLEEP = ["/usr/bin/sleep", "/bin/sleep"].find((path) => {
@@ -708,4 +709,31 @@ Deno.test("bash: a setsid child dies at the timeout and on cancellation (it is s
   controller.abort();
   assertEquals(await call, { output: "bash: cancelled", isError: true });
   await assertNoneLeft(nap);
+});
+
+// --- unsandboxed, as root with cgroup v2: every process the command started -----------------
+
+Deno.test({
+  name: "bash: a setsid child whose shell has exited dies with the call (the cgroup reaper)",
+  // Where this process's cgroup is not writable (not root, a read-only cgroupfs) bash falls
+  // back to its /proc scan, which cannot find such a child: the README says so.
+  ignore: await findReaper() === undefined,
+  async fn() {
+    // Source: anthropics/claude-code#35986 (setsid, nohup and disown are the usual ways a
+    // command tries to outlive its call).
+    await using ws = await tmpWorkspace();
+    const nap = await sleeper(ws);
+    try {
+      assertEquals(
+        await ws.call("bash", {
+          command: `setsid ${quote(nap)} 1000 > /dev/null & (setsid ${quote(nap)} 999 &) ; ` +
+            `nohup setsid ${quote(nap)} 998 > /dev/null 2>&1 & echo started`,
+        }),
+        { output: "started\n", isError: false },
+      );
+      await assertNoneLeft(nap);
+    } finally {
+      await killAll(nap);
+    }
+  },
 });
