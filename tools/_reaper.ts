@@ -4,7 +4,8 @@
  * to its session, process group or parent (`setsid`, double forks, `nohup`) — and
  * `cgroup.kill` ends all of them at once. The cgroups are children of the one this process
  * runs in (so the limits it runs under still apply to the command), under
- * `rousseau-bash.<pid>/<slot>`; a slot is reused once its cgroup is empty, so a call costs no
+ * `rousseau-bash.<pid>.<random>/<slot>` (the random part: processes in other PID namespaces may
+ * share the cgroup tree and the pid); a slot is reused once its cgroup is empty, so a call costs no
  * `mkdir`, and finding the cgroup empty after the shell exits is one read of an empty file:
  * no scan of `/proc`.
  *
@@ -24,8 +25,9 @@
 const SHELL = "/bin/sh";
 
 /**
- * Finds this process's cgroup in the v2 hierarchy, sweeps the reapers of rousseau processes
- * that are gone, makes ours (`$1`, its pid) and proves a shell can join a slot in it and that
+ * Finds this process's cgroup in the v2 hierarchy, sweeps the empty reapers of rousseau
+ * processes that are gone (a sweep from another PID namespace may take ours while it is idle:
+ * a call makes its slot again), makes ours (`$1`, `<pid>.<random>`) and proves a shell can join a slot in it and that
  * `cgroup.kill` is there. Prints the reaper's directory, or nothing.
  */
 const PROBE = `
@@ -48,7 +50,8 @@ case $mnt in *\\\\*) exit 1 ;; esac
 base=$mnt\${own%/}
 for d in "$base"/rousseau-bash.*; do
   [ -d "$d" ] || continue
-  p=\${d##*.}
+  p=\${d##*/rousseau-bash.}
+  p=\${p%%.*}
   [ -d "/proc/$p" ] && continue
   for s in "$d"/*; do [ -f "$s/cgroup.procs" ] && rmdir "$s"; done
   rmdir "$d"
@@ -64,7 +67,7 @@ let found: Promise<string | undefined> | undefined;
 /** The reaper's directory (made once per process), or undefined where there can be none. */
 export function findReaper(): Promise<string | undefined> {
   found ??= new Deno.Command(SHELL, {
-    args: ["-c", PROBE, SHELL, String(Deno.pid)],
+    args: ["-c", PROBE, SHELL, `${Deno.pid}.${crypto.randomUUID().slice(0, 8)}`],
     stdin: "null",
     stdout: "piped",
     stderr: "null",
@@ -121,7 +124,7 @@ export function takeSlot(reaper: string): Slot {
  * directory): joins the slot, or fails the call, since a command outside it could leave
  * processes behind.
  */
-export const JOIN_SLOT = '{ { [ -d "$3" ] || mkdir "$3"; } && echo $$ > "$3/cgroup.procs"; } ' +
+export const JOIN_SLOT = '{ { [ -d "$3" ] || mkdir -p "$3"; } && echo $$ > "$3/cgroup.procs"; } ' +
   "2>/dev/null || { echo \"bash: cannot join the cgroup $3 that collects the command's " +
   'processes"; exit 125; }; ';
 
