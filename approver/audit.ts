@@ -22,6 +22,7 @@
  */
 
 import { basename, dirname, join } from "node:path";
+import { sha256Hex } from "./_sha256.ts";
 
 /** The kinds of audit events. */
 export type AuditEventName = "tool.execute" | "tool.denied" | "tool.error" | "tool.done";
@@ -113,15 +114,12 @@ interface InputFields {
  * offline dictionary attack on every short password or token that was redacted. The redacted
  * text still binds everything but the secret values.
  */
-async function inputFields(
-  input: string,
-  secrets: readonly string[] | undefined,
-): Promise<InputFields> {
+function inputFields(input: string, secrets: readonly string[] | undefined): InputFields {
   const redacted = redact(input, secrets);
   const bytes = new TextEncoder().encode(redacted);
   return {
     input: cut(redacted, MAX_INPUT),
-    "input_sha256": await sha256Bytes(bytes),
+    "input_sha256": sha256Hex(bytes),
     "input_bytes": bytes.length,
   };
 }
@@ -300,14 +298,16 @@ function readHeadSync(path: string): ChainHead | string | undefined {
 function writeHeadSync(path: string, head: ChainHead): void {
   const target = headPathOf(path);
   const temporary = `${target}.tmp`;
-  // Whatever a crash (or anyone) left under the temporary name goes first: a symlink there
-  // must not be followed by the write.
+  const text = headText(head);
   try {
-    Deno.removeSync(temporary);
+    Deno.writeTextFileSync(temporary, text, { mode: 0o600, createNew: true });
   } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+    // Whatever a crash (or anyone) left under the temporary name goes first: a symlink there
+    // is not followed (`createNew` refuses any existing name), it is removed.
+    Deno.removeSync(temporary);
+    Deno.writeTextFileSync(temporary, text, { mode: 0o600, createNew: true });
   }
-  Deno.writeTextFileSync(temporary, headText(head), { mode: 0o600, createNew: true });
   Deno.renameSync(temporary, target);
 }
 
@@ -385,7 +385,8 @@ export function createAuditFile(
   // Other processes may append to the same file, so each line is written under the lock
   // after a look at the file. While it is still the file and the size this process left,
   // the last line is the one this process wrote and is not read back. The steps under the
-  // lock are a local append and two hashes (microseconds), one call at a time, in order.
+  // lock are a local append, a hash on this thread and the head's replacement, one call at a
+  // time, in order. Only taking the lock may wait (on another process), so only it is async.
   let tail: Tail | undefined;
   let queue: Promise<void> = Promise.resolve();
   let madeDir = false;
@@ -489,7 +490,7 @@ export function createAuditFile(
     file.seekSync(0, Deno.SeekMode.End);
     let written = 0;
     while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
-    const hash = await sha256(line);
+    const hash = sha256Hex(bytes.subarray(0, bytes.length - 1));
     writeHeadSync(path, { seq, hash });
     tail = {
       dev: info.dev,
@@ -500,7 +501,7 @@ export function createAuditFile(
     };
   };
   const append = async (event: AuditEvent): Promise<void> => {
-    const recorded = await inputFields(event.input, options.secrets);
+    const recorded = inputFields(event.input, options.secrets);
     for (;;) {
       using file = open();
       // The lock is awaited: another process holding it must not stall this event loop (the
@@ -519,11 +520,12 @@ export function createAuditFile(
         tail = undefined;
         throw error;
       } finally {
+        // Unlocking never waits: done here, not on another thread and back.
         if (rotated !== undefined) {
-          await rotated.unlock();
+          rotated.unlockSync();
           rotated.close();
         }
-        await file.unlock();
+        file.unlockSync();
       }
     }
   };

@@ -3,11 +3,13 @@
  *
  * The shell leads a new session. On timeout, on cancellation and when the shell exits,
  * everything the command started is killed: under bwrap by ending its PID namespace (nothing
- * escapes that); without a sandbox by killing the shell's process group, its session and
- * every process descended from it that is still found under it. Unsandboxed, a process that
- * leaves the session and whose parent has already exited (`setsid cmd &` once the shell is
- * gone, a double fork) is no longer anyone's descendant and can outlive the call: only the
- * sandbox closes that.
+ * escapes that); without a sandbox, where a cgroup of its own can be made for the call
+ * (tools/_reaper.ts: root, cgroup v2), by `cgroup.kill` on it, which reaches every process
+ * the command started, detached or not; elsewhere by killing the shell's process group, its
+ * session and every process descended from it that is still found under it (a scan of
+ * `/proc`, tens of milliseconds a call). There, a process that leaves the session and whose
+ * parent has already exited (`setsid cmd &` once the shell is gone, a double fork) is no
+ * longer anyone's descendant and can outlive the call.
  *
  * The session comes from `setsid(1)`, exec'd by the first shell, where it is installed; the
  * runtime's own `detached` is the fallback, since it forks the whole runtime process (page
@@ -40,6 +42,7 @@ import {
 } from "./_overlay.ts";
 import { formatDuration } from "./_duration.ts";
 import { SCOPE_ABSTRACT_PERL } from "./_landlock.ts";
+import { findReaper, JOIN_SLOT, reap, type Slot, takeSlot } from "./_reaper.ts";
 import { DEFAULT_BASH_MAX_OUTPUT_BYTES, DEFAULT_BASH_TIMEOUT_MS } from "./limits.ts";
 import type { Tool, ToolContext } from "./types.ts";
 
@@ -188,7 +191,12 @@ exit 0`;
  * (in the tool worker, whose run grant is only `/bin/sh`, `Deno.kill` and reading /proc
  * are not allowed: the script did it).
  */
-async function killAll(child: Deno.ChildProcess, sandboxed: boolean): Promise<void> {
+async function killAll(
+  child: Deno.ChildProcess,
+  sandboxed: boolean,
+  slot: Slot | undefined,
+): Promise<void> {
+  if (slot !== undefined) return await reap(slot, child.pid);
   if (sandboxed) {
     try {
       child.kill("SIGKILL");
@@ -267,15 +275,22 @@ function findSetsid(): Promise<string | undefined> {
  * when given: same pid, a new session) `/bin/sh -c <command>`, whose line numbers are the
  * command's.
  */
-function shellArgv(command: string, setsid: string | undefined, sandbox?: Sandbox): string[] {
+function shellArgv(
+  command: string,
+  setsid: string | undefined,
+  sandbox?: Sandbox,
+  slot?: Slot,
+): string[] {
   const scope = sandbox?.network === true ? sandbox.scopeAbstract : undefined;
   const exec = setsid !== undefined
     ? 'exec "$2" "$0" -c -- "$1"'
     : scope !== undefined
     ? 'exec "$4" -e "$5" "$0" -c -- "$1"'
     : 'exec "$0" -c -- "$1"';
-  const procs = procsToJoinInside(sandbox);
-  const join = procs === undefined
+  const procs = slot?.dir ?? procsToJoinInside(sandbox);
+  const join = slot !== undefined
+    ? JOIN_SLOT
+    : procs === undefined
     ? ""
     : '{ echo $$ > "$3"; } 2>/dev/null || { echo "bash: cannot join the process-limit cgroup ' +
       '$3"; exit 125; }; ';
@@ -390,9 +405,12 @@ async function runShell(
   const cwd = workspace.roots[0]!;
   // Under bwrap, killing bwrap ends its PID namespace: the session only keeps the terminal's
   // signals away, as `detached` does.
-  const setsid = sandbox === undefined ? await findSetsid() : undefined;
+  const [setsid, reaper] = sandbox === undefined
+    ? await Promise.all([findSetsid(), findReaper()])
+    : [undefined, undefined];
   signal.throwIfAborted();
-  const shell = shellArgv(command, setsid, sandbox);
+  const slot = reaper === undefined ? undefined : takeSlot(reaper);
+  const shell = shellArgv(command, setsid, sandbox, slot);
   const { program, args } = sandbox === undefined
     ? { program: SHELL, args: shell.slice(1) }
     : prepared !== undefined
@@ -430,7 +448,7 @@ async function runShell(
   const finish = (why: "exit" | "timeout" | "cancel") => {
     if (grace !== undefined) return; // the first reason wins
     ended = why;
-    killing = killAll(child, sandbox !== undefined);
+    killing = killAll(child, sandbox !== undefined, slot);
     grace = setTimeout(endStop, DRAIN_GRACE_MS);
   };
   const timer = setTimeout(() => finish("timeout"), limits.bashTimeoutMs);

@@ -16,6 +16,7 @@ import {
   DEFAULT_LIMITS,
   Registry,
 } from "../../mod.ts";
+import { findReaper } from "../../tools/_reaper.ts";
 
 const PATH = Deno.env.get("PATH") ?? "/usr/bin:/bin";
 const SLEEP = ["/usr/bin/sleep", "/bin/sleep"].find((path) => {
@@ -679,7 +680,10 @@ Deno.test("bash: a child that leaves the process group but not the session dies 
   // perl's setpgrp makes a new process group in the same session: a group kill misses it.
   assertEquals(
     await ws.call("bash", {
-      command: `perl -e 'setpgrp(0, 0); exec @ARGV' ${quote(nap)} 1000 & echo started`,
+      // The shell waits until the child has left its group: else the group kill could take it
+      // before it leaves, and the test would pass without the session being searched.
+      command: `perl -e 'setpgrp(0, 0); open(my $f, ">", "left"); close($f); exec @ARGV' ` +
+        `${quote(nap)} 1000 & while [ ! -e left ]; do sleep 0.01; done; echo started`,
     }),
     { output: "started\n", isError: false },
   );
@@ -708,4 +712,98 @@ Deno.test("bash: a setsid child dies at the timeout and on cancellation (it is s
   controller.abort();
   assertEquals(await call, { output: "bash: cancelled", isError: true });
   await assertNoneLeft(nap);
+});
+
+// --- unsandboxed, as root with cgroup v2: every process the command started -----------------
+
+Deno.test({
+  name: "bash: a setsid child whose shell has exited dies with the call (the cgroup reaper)",
+  // Where this process's cgroup is not writable (not root, a read-only cgroupfs) bash falls
+  // back to its /proc scan, which cannot find such a child: the README says so.
+  ignore: await findReaper() === undefined,
+  async fn() {
+    // Source: anthropics/claude-code#35986 (setsid, nohup and disown are the usual ways a
+    // command tries to outlive its call).
+    await using ws = await tmpWorkspace();
+    const nap = await sleeper(ws);
+    try {
+      assertEquals(
+        await ws.call("bash", {
+          command: `setsid ${quote(nap)} 1000 > /dev/null & (setsid ${quote(nap)} 999 &) ; ` +
+            `nohup setsid ${quote(nap)} 998 > /dev/null 2>&1 & echo started`,
+        }),
+        { output: "started\n", isError: false },
+      );
+      await assertNoneLeft(nap);
+    } finally {
+      await killAll(nap);
+    }
+  },
+});
+
+/** Mount points of the cgroup v2 hierarchies this process sees. */
+function cgroup2Mounts(): string[] {
+  return Deno.readTextFileSync("/proc/self/mountinfo").split("\n")
+    .filter((line) => line.includes(" - cgroup2 "))
+    .map((line) => line.split(" ")[4]!);
+}
+
+Deno.test({
+  name:
+    "bash: background children still die with the call where no cgroup can be made (the /proc scan)",
+  // The fallback runs in a child process whose mount namespace hides every cgroup v2 tree
+  // under an empty tmpfs: the reaper's probe finds no cgroup.kill there.
+  ignore: Deno.uid() !== 0 || cgroup2Mounts().length === 0,
+  async fn() {
+    await using ws = await tmpWorkspace();
+    const nap = await sleeper(ws);
+    const script = ws.path("fallback.ts");
+    const mod = new URL("../../mod.ts", import.meta.url).href;
+    const reaper = new URL("../../tools/_reaper.ts", import.meta.url).href;
+    await Deno.writeTextFile(
+      script,
+      `import { createBuiltinTools, createInProcessHost, createWorkspace, DEFAULT_LIMITS, ` +
+        `Registry } from ${JSON.stringify(mod)};\n` +
+        `import { findReaper } from ${JSON.stringify(reaper)};\n` +
+        `const host = createInProcessHost(new Registry(createBuiltinTools()), { workspace: ` +
+        `await createWorkspace([${JSON.stringify(ws.root)}]), limits: DEFAULT_LIMITS, ` +
+        `env: { PATH: ${JSON.stringify(PATH)} } });\n` +
+        `const signal = new AbortController().signal;\n` +
+        `const out = [String(await findReaper())];\n` +
+        `for (const command of Deno.args) out.push((await host.call("bash", { command }, ` +
+        `signal)).output);\n` +
+        `console.log(JSON.stringify(out));\n`,
+    );
+    const hide = cgroup2Mounts().map((m) => `mount -t tmpfs none ${quote(m)} && `).join("");
+    try {
+      const out = await new Deno.Command("unshare", {
+        args: [
+          "-m",
+          "--propagation",
+          "private",
+          "/bin/sh",
+          "-c",
+          `${hide}exec "$0" run -A --config "$1" "$2" "$3" "$4"`,
+          Deno.execPath(),
+          new URL("../../deno.json", import.meta.url).pathname,
+          script,
+          `${quote(nap)} 1000 & echo started`,
+          // The shell waits until the child has left its group, so only the scan can find it.
+          `perl -e 'setpgrp(0, 0); open(my $f, ">", "left"); close($f); exec @ARGV' ` +
+          `${quote(nap)} 999 & while [ ! -e left ]; do sleep 0.01; done; echo again`,
+        ],
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assertEquals(
+        new TextDecoder().decode(out.stdout),
+        JSON.stringify(["undefined", "started\n", "again\n"]) + "\n",
+        new TextDecoder().decode(out.stderr),
+      );
+      await assertNoneLeft(nap);
+    } finally {
+      await killAll(nap);
+    }
+  },
 });
