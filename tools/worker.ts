@@ -27,6 +27,8 @@ export interface InitMessage {
   readonly env: Readonly<Record<string, string>>;
   /** Module URLs whose default export is a tool or an array of tools. */
   readonly modules: readonly string[];
+  /** False in the custom modules' worker: the built-in tools are not loaded there. @default true */
+  readonly builtins?: boolean;
   /** bash's sandbox, if any. */
   readonly sandbox?: Sandbox;
   /** Where to ask the host what an open file descriptor leads to (see `_fd_channel.ts`). */
@@ -205,7 +207,10 @@ scope.onmessage = async (event: MessageEvent<WorkerRequest>) => {
   if (message.type === "init") {
     try {
       if (message.fdChannel !== undefined) setOpenedPathLookup(askFdChannel(message.fdChannel));
-      registry = new Registry([...createBuiltinTools(), ...await loadModules(message.modules)]);
+      registry = new Registry([
+        ...message.builtins === false ? [] : createBuiltinTools(),
+        ...await loadModules(message.modules),
+      ]);
       base = {
         workspace: message.workspace,
         limits: message.limits,
