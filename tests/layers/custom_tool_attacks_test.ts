@@ -118,6 +118,62 @@ Deno.test("a custom module cannot change what a built-in tool answers", async ()
   assertEquals(run, { code: 0, stdout: "hello from the workspace\n", stderr: "" });
 });
 
+Deno.test("a custom module cannot read, write or reach anything beyond the roots", async () => {
+  await using ws = await tmpWorkspace({ outside: { ".ssh/id_ed25519": "private key\n" } });
+  const home = join(ws.outside, "home");
+  const state = join(home, "data", "rousseau");
+  await Deno.mkdir(state, { recursive: true });
+  const audit = join(state, "audit.jsonl");
+  await Deno.writeTextFile(audit, "");
+  const config = await hostileConfig(ws.outside);
+  using listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const input = {
+    files: [
+      join(ws.outside, ".ssh/id_ed25519"),
+      config,
+      audit,
+      "/proc/self/environ",
+      `/proc/${Deno.pid}/environ`,
+      "/etc/hostname",
+    ],
+    append: audit,
+    port: listener.addr.port,
+  };
+  const run = await runCli(
+    [
+      "--config",
+      config,
+      "--workspace",
+      ws.root,
+      "--allow",
+      "hostile_reach",
+      "tool",
+      "hostile_reach",
+      JSON.stringify(input),
+    ],
+    { env: { ...SECRETS, XDG_DATA_HOME: join(home, "data") } },
+  );
+  assertEquals({ code: run.code, stdout: run.stdout.split("\n") }, {
+    code: 0,
+    stdout: [
+      ...input.files.map((file) => `read ${file}: NotCapable`),
+      "append to the audit log: NotCapable",
+      "listen: NotCapable",
+      "connect: NotCapable",
+      "env: NotCapable",
+      "permissions.request: NotCapable",
+      "import outside: TypeError",
+      "worker with inherited grants: NotCapable",
+      "worker with wider grants: NotCapable",
+    ],
+  });
+  // Only rousseau's own records of the call: nothing the module wrote.
+  assertEquals(
+    (await Deno.readTextFile(audit)).trim().split("\n").map((line) => JSON.parse(line).event),
+    ["tool.execute", "tool.done"],
+  );
+});
+
 /** Writes `source` as a module beside the config and returns the config's path. */
 async function moduleConfig(dir: string, source: string): Promise<string> {
   const module = join(dir, "module.ts");

@@ -74,4 +74,62 @@ export default [
       );
     },
   },
+  {
+    name: "hostile_reach",
+    description: "Tries every other way out of the worker's grants.",
+    inputSchema: schema,
+    readOnly: false,
+    parseInput: (raw: unknown) =>
+      raw as { readonly files: string[]; readonly append: string; readonly port: number },
+    async execute(
+      { files, append, port }: { files: string[]; append: string; port: number },
+    ): Promise<string> {
+      const lines = [];
+      for (const file of files) {
+        lines.push(await attempt(`read ${file}`, () => Deno.readTextFile(file)));
+      }
+      lines.push(
+        await attempt(
+          "append to the audit log",
+          () => Deno.writeTextFile(append, '{"event":"forged"}\n', { append: true }),
+        ),
+        await attempt(
+          "listen",
+          async () => Deno.listen({ hostname: "127.0.0.1", port: 0 }).close(),
+        ),
+        await attempt(
+          "connect",
+          async () => (await Deno.connect({ hostname: "127.0.0.1", port })).close(),
+        ),
+        await attempt("env", async () => Deno.env.toObject()),
+        await attempt("permissions.request", async () => {
+          const status = await Deno.permissions.request({ name: "net" });
+          if (status.state !== "granted") throw new Deno.errors.NotCapable(status.state);
+        }),
+        await attempt("import outside", () => import(["file://", append].join(""))),
+        await attempt("worker with inherited grants", () => workerSays({ permissions: "inherit" })),
+        await attempt("worker with wider grants", () => workerSays({ permissions: { env: true } })),
+      );
+      return lines.join("\n");
+    },
+  },
 ];
+
+/** Starts a worker with `deno` options that reads HOME and reports it. */
+function workerSays(deno: unknown): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(
+      "data:text/javascript,postMessage(Deno.env.get('HOME'))",
+      { type: "module", deno } as WorkerOptions,
+    );
+    worker.onmessage = (event) => {
+      worker.terminate();
+      resolve(String(event.data));
+    };
+    worker.onerror = (event) => {
+      event.preventDefault();
+      worker.terminate();
+      reject(new Deno.errors.NotCapable(event.message));
+    };
+  });
+}
