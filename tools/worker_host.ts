@@ -128,6 +128,8 @@ async function openLane(
     loadTimeout?: () => Error;
     loadTimeoutMs?: number;
     onStuck: () => void;
+    /** What calls get once this lane is stopped. @default "tools: the tool worker was stopped" */
+    stoppedText?: string;
   },
 ): Promise<Lane> {
   /** Calls in flight; what a worker sends is unchecked until `resultOf`. */
@@ -195,13 +197,14 @@ async function openLane(
   } finally {
     if (timer !== undefined) clearTimeout(timer);
   }
+  const stopped = options.stoppedText ?? "tools: the tool worker was stopped";
   const close = () => {
     if (closed) return;
     closed = true;
     worker.terminate();
     stopAnswering();
     for (const [id, resolve] of pending) {
-      resolve({ output: "tools: the tool worker was stopped", isError: true });
+      resolve({ output: stopped, isError: true });
       pending.delete(id);
     }
   };
@@ -210,9 +213,7 @@ async function openLane(
     tools: loaded.tools,
     close,
     call(name, input, signal, scope) {
-      if (closed) {
-        return Promise.resolve({ output: "tools: the tool worker was stopped", isError: true });
-      }
+      if (closed) return Promise.resolve({ output: stopped, isError: true });
       const id = nextId++;
       const mayReturn = scope?.mayReturn;
       const settles = scope?.settleChanges !== undefined;
@@ -298,6 +299,8 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
     onStuck: close,
   });
   const modulePermissions = modules.length === 0 ? undefined : moduleWorkerPermissions(options);
+  /** The modules' lane once open: a stuck module call stops it alone, not the built-ins. */
+  let moduleLane: Lane | undefined;
   const custom = modulePermissions === undefined ? undefined : (() => {
     const started = startToolWorker(modulePermissions);
     const own = claimWorker(started, modulePermissions)!;
@@ -310,7 +313,9 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
       builtins: false,
     }, {
       roots: options.workspace.roots,
-      onStuck: close,
+      onStuck: () => moduleLane?.close(),
+      stoppedText: "tools: the custom modules' worker was stopped (a call did not stop when " +
+        "it was cancelled); restart rousseau to use their tools again",
       loadTimeoutMs: timeoutMs,
       loadTimeout: () =>
         new Error(
@@ -329,6 +334,7 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
     throw failed.reason;
   }
   const [own, extra] = lanes as [Lane, Lane | undefined];
+  moduleLane = extra;
   const route = new Map<string, Lane>();
   let registry: Registry;
   try {

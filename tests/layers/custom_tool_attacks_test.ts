@@ -261,3 +261,29 @@ Deno.test("a custom module that blocks at import stops start-up with an error, n
       "a module must not block or wait for anything at import",
   );
 });
+
+Deno.test("a custom tool that ignores its cancellation stops only the modules' worker", async () => {
+  await using ws = await tmpWorkspace({ files: { "a.txt": "still here\n" } });
+  const module = join(ws.outside, "module.ts");
+  await Deno.writeTextFile(module, tool("spin", "() => { for (;;) {} }"));
+  await using host = await createWorkerHost({
+    workspace: ws.workspace,
+    limits: DEFAULT_LIMITS,
+    env: {},
+    modules: [toFileUrl(module)],
+  });
+  const controller = new AbortController();
+  const spinning = host.call("spin", {}, controller.signal);
+  controller.abort();
+  assertEquals(await spinning, { output: "spin: cancelled", isError: true });
+  const signal = new AbortController().signal;
+  assertEquals(await host.call("read", { path: ws.path("a.txt") }, signal), {
+    output: "still here\n",
+    isError: false,
+  });
+  assertEquals(await host.call("spin", {}, signal), {
+    output: "tools: the custom modules' worker was stopped (a call did not stop when it was " +
+      "cancelled); restart rousseau to use their tools again",
+    isError: true,
+  });
+});
