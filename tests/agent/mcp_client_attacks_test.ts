@@ -226,3 +226,25 @@ Deno.test("an MCP server's stderr and descriptions cannot drive the terminal", a
     warning[0],
   );
 });
+
+Deno.test("an MCP server's name cannot make its tools another server's", async (t) => {
+  await using ws = await tmpWorkspace();
+  const path = join(ws.outside, "config.yaml");
+  // `gh` offering `pr__echo` and `gh__pr` offering `echo` would both be `mcp__gh__pr__echo`.
+  for (const name of ["gh__pr", "gh_", "_gh", "g".repeat(33)]) {
+    await t.step(name, async () => {
+      await Deno.writeTextFile(
+        path,
+        `mcp_servers:\n  gh:\n    command: x\n  ${name}:\n    command: y\n`,
+      );
+      const run = await runCli(["--config", path, "--workspace", ws.root, "tools"]);
+      assertEquals({ code: run.code, stdout: run.stdout, stderr: run.stderr }, {
+        code: 2,
+        stdout: "",
+        stderr: `rousseau: ${path}: mcp_servers.${name}: invalid server name: want ` +
+          "^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$, at most 32 characters (it becomes part of tool " +
+          "names: mcp__<server>__<tool>)\n",
+      });
+    });
+  }
+});
