@@ -451,7 +451,16 @@ export async function loadConfig(
     envRemove: bash?.env_remove ?? [],
     stateDir: stateDirectory(values, env),
     protectedPaths: [],
-    mcpServers: values.mcp_servers ?? {},
+    // A relative command path (`./server.sh`) is the config's, like a module's: the servers
+    // start in the workspace, where a repository or the model could put a file of that name.
+    mcpServers: Object.fromEntries(
+      Object.entries(values.mcp_servers ?? {}).map(([name, server]) => [name, {
+        ...server,
+        command: server.command.includes("/") && !server.command.startsWith("/")
+          ? resolve(file === undefined ? Deno.cwd() : dirname(file), server.command)
+          : server.command,
+      }]),
+    ),
     modules: (values.tools?.modules ?? []).map((module) =>
       pathToFileURL(resolve(file === undefined ? Deno.cwd() : dirname(file), module)).href
     ),

@@ -248,3 +248,27 @@ Deno.test("an MCP server's name cannot make its tools another server's", async (
     });
   }
 });
+
+Deno.test("a relative MCP server command runs from the config's directory, never the workspace", async () => {
+  await using ws = await tmpWorkspace();
+  const planted = join(ws.outside, "planted.txt");
+  // The workspace (a cloned repository, or the model's own writes) holds a script of the
+  // same relative name; the servers start with the workspace as their working directory.
+  await Deno.writeTextFile(ws.path("server.sh"), `#!/bin/sh\ntouch ${planted}\nexit 1\n`);
+  await Deno.chmod(ws.path("server.sh"), 0o755);
+  const args = ["run", "--quiet", "-A", "--config", `${REPO}deno.json`, SERVER];
+  await Deno.writeTextFile(
+    join(ws.outside, "server.sh"),
+    `#!/bin/sh\nexec ${JSON.stringify(Deno.execPath())} ${
+      args.map((a) => JSON.stringify(a)).join(" ")
+    }\n`,
+  );
+  await Deno.chmod(join(ws.outside, "server.sh"), 0o755);
+  const config = join(ws.outside, "config.yaml");
+  await Deno.writeTextFile(config, "mcp_servers:\n  hostile:\n    command: ./server.sh\n");
+  const run = await runCli(["--config", config, "--workspace", ws.root, "tools"]);
+  assertEquals(run.code, 0, run.stderr);
+  assert(run.stdout.includes("mcp__hostile__env"), run.stdout + run.stderr);
+  assertEquals(await lines(planted), []);
+  assertEquals(await Deno.stat(planted).then(() => true, () => false), false);
+});
