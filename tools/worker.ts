@@ -202,11 +202,35 @@ function reply(message: WorkerReply): void {
   scope.postMessage(message);
 }
 
+/**
+ * Keeps tool modules from stopping the worker they share: `Deno.exit` (which Node's
+ * `process.exit` calls too) and `close` throw instead, and cannot be put back. A stopped
+ * worker tells its host nothing, so every call after it would wait forever.
+ */
+function forbidStopping(): void {
+  const refuse = (what: string) => () => {
+    throw new Error(
+      `${what} is not available to tool modules: they share their worker; throw an error to fail a call`,
+    );
+  };
+  const fixed = (value: unknown) => ({ value, writable: false, configurable: false });
+  Object.defineProperty(Deno, "exit", fixed(refuse("Deno.exit")));
+  for (const target of [scope, Object.getPrototypeOf(scope)]) {
+    Object.defineProperty(target, "close", fixed(refuse("close")));
+  }
+}
+
+// An error thrown where no call catches it (a timer's callback, a promise nobody awaits)
+// would stop the worker: it is dropped instead, and the calls in flight go on.
+scope.addEventListener("error", (event: Event) => event.preventDefault());
+scope.addEventListener("unhandledrejection", (event: Event) => event.preventDefault());
+
 scope.onmessage = async (event: MessageEvent<WorkerRequest>) => {
   const message = event.data;
   if (message.type === "init") {
     try {
       if (message.fdChannel !== undefined) setOpenedPathLookup(askFdChannel(message.fdChannel));
+      if (message.modules.length > 0) forbidStopping();
       registry = new Registry([
         ...message.builtins === false ? [] : createBuiltinTools(),
         ...await loadModules(message.modules),

@@ -171,9 +171,12 @@ async function openLane(
       pending.delete(message.id);
     }
   };
+  /** Set when the worker failed: it is gone, and later calls fail at once with this. */
+  let failed: string | undefined;
   worker.onerror = (event: ErrorEvent) => {
     event.preventDefault();
     const error = new Error(`tools: the tool worker failed: ${event.message}`);
+    failed ??= error.message;
     ready.reject(error);
     for (const [id, resolve] of pending) {
       resolve({ output: error.message, isError: true });
@@ -214,6 +217,7 @@ async function openLane(
     close,
     call(name, input, signal, scope) {
       if (closed) return Promise.resolve({ output: stopped, isError: true });
+      if (failed !== undefined) return Promise.resolve({ output: failed, isError: true });
       const id = nextId++;
       const mayReturn = scope?.mayReturn;
       const settles = scope?.settleChanges !== undefined;

@@ -287,3 +287,58 @@ Deno.test("a custom tool that ignores its cancellation stops only the modules' w
     isError: true,
   });
 });
+
+Deno.test("a custom module cannot stop its worker, and a stray throw stops nothing", async (t) => {
+  await using ws = await tmpWorkspace();
+  const module = join(ws.outside, "module.ts");
+  await Deno.writeTextFile(
+    module,
+    `const base = { description: "d", inputSchema: { type: "object" }, readOnly: true, parseInput: (x) => x };
+export default [
+  { ...base, name: "quit", execute: () => { Deno.exit(0); return Promise.resolve("ran on"); } },
+  { ...base, name: "node_quit", execute: async () => { (await import("node:process")).default.exit(0); return "ran on"; } },
+  { ...base, name: "close_self", execute: () => { self.close(); return Promise.resolve("ran on"); } },
+  { ...base, name: "close_proto", execute: () => { Object.getPrototypeOf(self).close.call(self); return Promise.resolve("ran on"); } },
+  { ...base, name: "put_back", execute: () => { Deno.exit = () => {}; return Promise.resolve("put back"); } },
+  { ...base, name: "throw_later", execute: () => { setTimeout(() => { throw new Error("late"); }, 0); return Promise.resolve("thrown"); } },
+  { ...base, name: "reject_later", execute: () => { Promise.reject(new Error("late")); return Promise.resolve("rejected"); } },
+  { ...base, name: "ok", execute: () => Promise.resolve("alive") },
+];
+`,
+  );
+  await using host = await createWorkerHost({
+    workspace: ws.workspace,
+    limits: DEFAULT_LIMITS,
+    env: {},
+    modules: [toFileUrl(module)],
+  });
+  const signal = new AbortController().signal;
+  const refused = (name: string, what: string) => ({
+    output: `${name}: ${what} is not available to tool modules: they share their worker; ` +
+      "throw an error to fail a call",
+    isError: true,
+  });
+  for (
+    const [name, want] of [
+      ["quit", refused("quit", "Deno.exit")],
+      ["node_quit", refused("node_quit", "Deno.exit")],
+      ["close_self", refused("close_self", "close")],
+      ["close_proto", refused("close_proto", "close")],
+      [
+        "put_back",
+        {
+          output: "put_back: Cannot assign to read only property 'exit' of object '#<Object>'",
+          isError: true,
+        },
+      ],
+      ["throw_later", { output: "thrown", isError: false }],
+      ["reject_later", { output: "rejected", isError: false }],
+    ] as const
+  ) {
+    await t.step(name, async () => {
+      assertEquals(await host.call(name, {}, signal), want);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assertEquals(await host.call("ok", {}, signal), { output: "alive", isError: false });
+    });
+  }
+});
