@@ -204,8 +204,8 @@ function reply(message: WorkerReply): void {
 
 /**
  * Keeps tool modules from stopping the worker they share: `Deno.exit` (which Node's
- * `process.exit` calls too) and `close` throw instead, and cannot be put back. A stopped
- * worker tells its host nothing, so every call after it would wait forever.
+ * `process.exit` calls too) and `close` throw instead, and cannot be put back. A worker that
+ * stops itself tells its host nothing, so every call after it would wait forever.
  */
 function forbidStopping(): void {
   const refuse = (what: string) => () => {
@@ -218,12 +218,13 @@ function forbidStopping(): void {
   for (const target of [scope, Object.getPrototypeOf(scope)]) {
     Object.defineProperty(target, "close", fixed(refuse("close")));
   }
+  // An error a module throws where no call catches it (a timer's callback, a promise nobody
+  // awaits) would stop the worker too: it is dropped instead, and the calls in flight go on.
+  // (In the built-ins' worker such an error is a bug of ours: it stops the worker and the
+  // host fails the calls in flight with it.)
+  scope.addEventListener("error", (event: Event) => event.preventDefault());
+  scope.addEventListener("unhandledrejection", (event: Event) => event.preventDefault());
 }
-
-// An error thrown where no call catches it (a timer's callback, a promise nobody awaits)
-// would stop the worker: it is dropped instead, and the calls in flight go on.
-scope.addEventListener("error", (event: Event) => event.preventDefault());
-scope.addEventListener("unhandledrejection", (event: Event) => event.preventDefault());
 
 scope.onmessage = async (event: MessageEvent<WorkerRequest>) => {
   const message = event.data;
