@@ -24,6 +24,7 @@ import { assert, assertEquals } from "../_helpers/assert.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 import { type FakeServer, startFakeAnthropic } from "../_helpers/fake_providers.ts";
 import { survivors } from "../_helpers/processes.ts";
+import { connectMcpServers } from "../../agent/mcp_sources.ts";
 
 const SERVER = `${REPO}tests/testdata/mcp_hostile_server.ts`;
 
@@ -271,4 +272,23 @@ Deno.test("a relative MCP server command runs from the config's directory, never
   assert(run.stdout.includes("mcp__hostile__env"), run.stdout + run.stderr);
   assertEquals(await lines(planted), []);
   assertEquals(await Deno.stat(planted).then(() => true, () => false), false);
+});
+
+Deno.test("an MCP server that never answers its start is given up and stopped", async () => {
+  const marker = `mute-${crypto.randomUUID()}`;
+  const warnings: string[] = [];
+  await using sources = await connectMcpServers({
+    mute: {
+      command: Deno.execPath(),
+      args: ["run", "--quiet", "-A", "--config", `${REPO}deno.json`, SERVER, marker],
+      env: { HOSTILE_MUTE: "1" },
+    },
+  }, { startTimeoutMs: 1000, onWarning: (message) => void warnings.push(message) });
+  assertEquals(sources.tools, []);
+  assertEquals(warnings, [
+    `mcp: server "mute" is unavailable: cannot start ${
+      JSON.stringify(Deno.execPath())
+    }: MCP error -32001: Request timed out`,
+  ]);
+  assertEquals(await survivors(marker), 0);
 });
