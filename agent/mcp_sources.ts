@@ -109,6 +109,8 @@ interface Connection {
   down?: string;
   /** Last lines the server wrote on stderr, for the warning when it dies. */
   stderr: string[];
+  /** The first error the transport reported (a message over the SDK's 10 MiB cap, bad JSON). */
+  failed?: string;
 }
 
 interface Route {
@@ -150,7 +152,8 @@ export async function connectMcpServers(
     const markDown = (connection: Connection, reason: string) => {
       if (connection.down !== undefined || closing) return;
       connection.down = reason;
-      const tail = connection.stderr.join("\n").trim();
+      // One line: a server's stderr must not make lines of its own on rousseau's stderr.
+      const tail = connection.stderr.map((line) => line.trim()).join(" | ");
       onWarning(
         `mcp: server ${JSON.stringify(connection.server)} is unavailable: ${reason}` +
           (tail === "" ? "" : ` (stderr: ${tail})`),
@@ -180,8 +183,18 @@ export async function connectMcpServers(
         const client = new Client({ ...clientInfo }, { capabilities: {} });
         connection.client = client;
         await client.connect(transport, { timeout: startTimeoutMs });
-        client.onclose = () => markDown(connection, "the server exited");
-        client.onerror = () => {}; // a broken line is followed by close, reported there
+        // A broken line (a message over the SDK's 10 MiB cap) makes the transport close the
+        // server: the reason says so, not that the server exited on its own.
+        client.onclose = () =>
+          markDown(
+            connection,
+            connection.failed === undefined
+              ? "the server exited"
+              : `the connection was closed: ${connection.failed}`,
+          );
+        client.onerror = (error: Error) => {
+          connection.failed ??= message(error);
+        };
         const listed: { name: string; description?: string; inputSchema: unknown }[] = [];
         let cursor: string | undefined;
         do {

@@ -18,7 +18,14 @@ import { writeSync } from "./output.ts";
 type ZodModule = typeof import("zod");
 
 /** Names of `mcp_servers` entries; they become part of tool names (`mcp__<name>__<tool>`). */
-const SERVER_NAME = /^[a-z][a-z0-9_]*$/;
+/**
+ * An MCP server's name: no `__` and no `_` at either end, so `mcp__<server>__<tool>` names
+ * one server only (server `a` with tool `b__c` and server `a__b` with tool `c` would both be
+ * `mcp__a__b__c`, and the first configured would take the calls the rule meant for the
+ * other); at most 32 characters, so the 64-character cut of tool names never reaches it.
+ */
+const SERVER_NAME = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$/;
+const SERVER_NAME_MAX = 32;
 
 /** Builds the schema of config.yaml; unknown keys are errors. */
 function buildSchema({ z }: ZodModule) {
@@ -113,7 +120,7 @@ function buildSchema({ z }: ZodModule) {
       audit: z.strictObject({ max_bytes: size.optional(), keep: size.optional() }).optional(),
     }).optional(),
     "mcp_servers": z.record(
-      z.string().regex(SERVER_NAME),
+      z.string().regex(SERVER_NAME).max(SERVER_NAME_MAX),
       z.strictObject({
         command: z.string().min(1),
         args: stringList.optional(),
@@ -122,7 +129,8 @@ function buildSchema({ z }: ZodModule) {
       {
         error: (issue) =>
           issue.code === "invalid_key"
-            ? `invalid server name: want ${SERVER_NAME.source} (it becomes part of tool names)`
+            ? `invalid server name: want ${SERVER_NAME.source}, at most ${SERVER_NAME_MAX} ` +
+              "characters (it becomes part of tool names: mcp__<server>__<tool>)"
             : undefined,
       },
     ).optional(),
@@ -443,7 +451,16 @@ export async function loadConfig(
     envRemove: bash?.env_remove ?? [],
     stateDir: stateDirectory(values, env),
     protectedPaths: [],
-    mcpServers: values.mcp_servers ?? {},
+    // A relative command path (`./server.sh`) is the config's, like a module's: the servers
+    // start in the workspace, where a repository or the model could put a file of that name.
+    mcpServers: Object.fromEntries(
+      Object.entries(values.mcp_servers ?? {}).map(([name, server]) => [name, {
+        ...server,
+        command: server.command.includes("/") && !server.command.startsWith("/")
+          ? resolve(file === undefined ? Deno.cwd() : dirname(file), server.command)
+          : server.command,
+      }]),
+    ),
     modules: (values.tools?.modules ?? []).map((module) =>
       pathToFileURL(resolve(file === undefined ? Deno.cwd() : dirname(file), module)).href
     ),

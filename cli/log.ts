@@ -6,7 +6,7 @@
  */
 
 import { UsageError } from "./errors.ts";
-import { writeSync } from "./output.ts";
+import { printable, writeSync } from "./output.ts";
 
 /** Log levels, lowest first. */
 export const LEVELS = ["debug", "info", "warn", "error"] as const;
@@ -56,7 +56,7 @@ export function createLogger(
   const write = (l: Level, message: string, fields: Record<string, unknown>) => {
     const line = format === "json"
       ? JSON.stringify({ time: new Date().toISOString(), level: l, msg: message, ...fields })
-      : `rousseau: ${message}`;
+      : `rousseau: ${printable(message)}`;
     writeSync("stderr", line + "\n");
   };
   return {

@@ -10,7 +10,7 @@ import { EXIT } from "./errors.ts";
 import { createLogger, type LogFlags } from "./log.ts";
 import { openMcpSources, toolSourceOf } from "./mcp.ts";
 import { type GlobalFlags, toolContextFrom } from "./options.ts";
-import { writeStdout } from "./output.ts";
+import { printable, writeStdout } from "./output.ts";
 
 /** Runs the `tools` command and returns its exit code. */
 export async function toolsCommand(
@@ -30,8 +30,9 @@ export async function toolsCommand(
   }
   const width = Math.max(...definitions.map((d) => d.name.length));
   const lines = definitions.map((d) => {
-    const summary = d.description.split(/(?<=\.)\s/)[0] ?? d.description;
-    return `${d.name.padEnd(width)}  ${summary}`;
+    // One line each, shown as text: a description comes from a module or an MCP server.
+    const summary = (d.description.split(/(?<=\.)\s/)[0] ?? d.description).replace(/\s+/g, " ");
+    return `${d.name.padEnd(width)}  ${printable(summary)}`;
   });
   await writeStdout(lines.join("\n") + "\n");
   return EXIT.ok;

@@ -28,6 +28,20 @@ export function failureText(name: string, error: unknown, signal: AbortSignal): 
 }
 
 /**
+ * The error text of tool `name` whose `execute` resolved to `value`, which is not a string:
+ * a result must be the model-facing text.
+ */
+export function notText(name: string, value: unknown): string {
+  const type = typeof value;
+  const kind = value === null
+    ? "null"
+    : Array.isArray(value)
+    ? "an array"
+    : `${/^[aeiou]/.test(type) ? "an" : "a"} ${type}`;
+  return `${name}: the tool returned ${kind} instead of text; execute() must resolve to a string`;
+}
+
+/**
  * How long a cancelled call may take to notice before its result is given up on: a tool that
  * ignores its signal (or waits on something that never answers) still returns promptly.
  */
@@ -68,12 +82,13 @@ export async function runTool(
     context.signal.throwIfAborted();
     const parsed = tool.parseInput(input);
     const deadline = givenUpAfterCancel(context.signal);
-    let output: string;
+    let output: unknown;
     try {
       output = await Promise.race([tool.execute(parsed, context), deadline.promise]);
     } finally {
       deadline.stop();
     }
+    if (typeof output !== "string") return { output: notText(name, output), isError: true };
     // A read-only call that finished as it was cancelled changed nothing: it reports the
     // cancellation, as it would have a moment later. A call that writes reports what it did.
     if (tool.readOnly === true) context.signal.throwIfAborted();

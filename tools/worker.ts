@@ -27,6 +27,8 @@ export interface InitMessage {
   readonly env: Readonly<Record<string, string>>;
   /** Module URLs whose default export is a tool or an array of tools. */
   readonly modules: readonly string[];
+  /** False in the custom modules' worker: the built-in tools are not loaded there. @default true */
+  readonly builtins?: boolean;
   /** bash's sandbox, if any. */
   readonly sandbox?: Sandbox;
   /** Where to ask the host what an open file descriptor leads to (see `_fd_channel.ts`). */
@@ -200,12 +202,40 @@ function reply(message: WorkerReply): void {
   scope.postMessage(message);
 }
 
+/**
+ * Keeps tool modules from stopping the worker they share: `Deno.exit` (which Node's
+ * `process.exit` calls too) and `close` throw instead, and cannot be put back. A worker that
+ * stops itself tells its host nothing, so every call after it would wait forever.
+ */
+function forbidStopping(): void {
+  const refuse = (what: string) => () => {
+    throw new Error(
+      `${what} is not available to tool modules: they share their worker; throw an error to fail a call`,
+    );
+  };
+  const fixed = (value: unknown) => ({ value, writable: false, configurable: false });
+  Object.defineProperty(Deno, "exit", fixed(refuse("Deno.exit")));
+  for (const target of [scope, Object.getPrototypeOf(scope)]) {
+    Object.defineProperty(target, "close", fixed(refuse("close")));
+  }
+  // An error a module throws where no call catches it (a timer's callback, a promise nobody
+  // awaits) would stop the worker too: it is dropped instead, and the calls in flight go on.
+  // (In the built-ins' worker such an error is a bug of ours: it stops the worker and the
+  // host fails the calls in flight with it.)
+  scope.addEventListener("error", (event: Event) => event.preventDefault());
+  scope.addEventListener("unhandledrejection", (event: Event) => event.preventDefault());
+}
+
 scope.onmessage = async (event: MessageEvent<WorkerRequest>) => {
   const message = event.data;
   if (message.type === "init") {
     try {
       if (message.fdChannel !== undefined) setOpenedPathLookup(askFdChannel(message.fdChannel));
-      registry = new Registry([...createBuiltinTools(), ...await loadModules(message.modules)]);
+      if (message.modules.length > 0) forbidStopping();
+      registry = new Registry([
+        ...message.builtins === false ? [] : createBuiltinTools(),
+        ...await loadModules(message.modules),
+      ]);
       base = {
         workspace: message.workspace,
         limits: message.limits,

@@ -4,6 +4,13 @@
  * network, environment, FFI, system information or imports. Calls cross by message;
  * cancelling a call's signal cancels it inside the worker.
  *
+ * Custom tool modules run in a second worker of their own, never beside the built-ins: a
+ * module shares its isolate with whatever else runs there, so it could rewrite globals the
+ * built-ins use, hook `postMessage` to forge their results, or use the run grant bash needs
+ * (sh, bwrap or setpriv: a way out of every wall, with the process's whole environment). The
+ * modules' worker may read and write the roots (and read the module files), nothing else: no
+ * process, no network, no environment (`context.env` is empty there), no FFI, no imports.
+ *
  * Worker permissions need `--unstable-worker-options` (Deno 2.9): `deno task cli` and
  * `deno task compile` pass it through the `cli` permission set's task flags.
  *
@@ -14,8 +21,8 @@ import { fileURLToPath as fromFileUrl } from "node:url";
 import { defineTool, ToolError } from "./define.ts";
 import { Registry } from "./registry.ts";
 import { createFdChannel, serveFdChannel } from "./_fd_channel.ts";
-import { CANCEL_GRACE_MS, type ToolHost } from "./host.ts";
-import type { WorkerReply, WorkerRequest } from "./worker.ts";
+import { CANCEL_GRACE_MS, notText, type ToolHost } from "./host.ts";
+import type { InitMessage, WorkerReply, WorkerRequest } from "./worker.ts";
 import type { CallScope, JsonSchemaObject, Limits, ToolResult, Workspace } from "./types.ts";
 import { fitSandbox, type Sandbox } from "./_sandbox.ts";
 import { socketsSinceStart } from "./_sockets.ts";
@@ -34,7 +41,7 @@ export interface WorkerHostOptions {
   readonly env: Readonly<Record<string, string>>;
   /** bash's sandbox; the worker may then run bwrap instead of /bin/sh. */
   readonly sandbox?: Sandbox;
-  /** Custom tool modules (file URLs or absolute paths). @default [] */
+  /** Custom tool modules (file URLs or absolute paths), loaded in a worker of their own. @default [] */
   readonly modules?: readonly string[];
   /** Override the derived grants (narrower only; see `derivePermissions`). */
   readonly permissions?: WorkerPermissions;
@@ -44,49 +51,89 @@ export interface WorkerHostOptions {
    * give; otherwise it is stopped and a new worker is started.
    */
   readonly started?: StartedWorker;
+  /** Longest wait for the custom modules to load, in milliseconds. @default MODULE_LOAD_TIMEOUT_MS */
+  readonly moduleLoadTimeoutMs?: number;
 }
 
-/** The grants of the worker `createWorkerHost(options)` starts. */
+/**
+ * How long custom modules may take to load: a module that blocks at import (a loop, a wait
+ * that never ends) would otherwise hold every command at start-up forever.
+ */
+export const MODULE_LOAD_TIMEOUT_MS = 30_000;
+
+/** The grants of the built-in tools' worker `createWorkerHost(options)` starts. */
 export function workerPermissions(
+  options: Pick<WorkerHostOptions, "workspace" | "sandbox" | "permissions">,
+): WorkerPermissions {
+  return options.permissions ??
+    derivePermissions(options.workspace, options.sandbox ? { sandbox: options.sandbox } : {});
+}
+
+/**
+ * The grants of the custom modules' worker: read on the roots and on the module files (the
+ * import reads them), write on the roots when the built-ins' worker may write them, and
+ * nothing else — no run grant whatever bash may do.
+ */
+export function moduleWorkerPermissions(
   options: Pick<WorkerHostOptions, "workspace" | "sandbox" | "modules" | "permissions">,
 ): WorkerPermissions {
-  const modules = options.modules ?? [];
-  const base = options.permissions ??
-    derivePermissions(options.workspace, options.sandbox ? { sandbox: options.sandbox } : {});
-  // A custom module is read by the import itself: the worker may read those files, nothing more.
+  const roots = options.workspace.roots;
+  const base = workerPermissions(options);
+  const write = base.write.some((path) => roots.includes(path));
+  const own = derivePermissions(options.workspace, { write, run: false });
   return {
-    ...base,
+    ...own,
+    write: own.write.filter((path) => base.write.includes(path)),
     read: [
-      ...base.read,
-      ...modules.filter((m) => m.startsWith("file:")).map((m) => fromFileUrl(m)),
+      ...own.read,
+      ...(options.modules ?? []).filter((m) => m.startsWith("file:")).map((m) => fromFileUrl(m)),
     ],
   };
 }
 
 /** A worker-backed host and the registry of what the worker offers. */
 export interface WorkerHost extends ToolHost, AsyncDisposable {
-  /** Tool metadata as loaded inside the worker (built-ins plus modules). */
+  /** Tool metadata as loaded inside the workers (built-ins plus modules). */
   readonly registry: Registry;
-  /** The grants the worker runs with. */
+  /** The grants the built-in tools' worker runs with. */
   readonly permissions: WorkerPermissions;
-  /** Stops the worker; calls in flight fail. */
+  /** The grants the custom modules' worker runs with, when modules are configured. */
+  readonly modulePermissions?: WorkerPermissions;
+  /** Stops the workers; calls in flight fail. */
   close(): void;
 }
 
-/** Starts the worker and waits until its tools are loaded; throws with the worker's error. */
-export async function createWorkerHost(options: WorkerHostOptions): Promise<WorkerHost> {
-  // Fitted to the roots (idempotent): an unprivileged shell's covers and reachable hides.
-  const sandbox = options.sandbox === undefined
-    ? undefined
-    : fitSandbox(options.sandbox, options.workspace.roots);
-  const modules = options.modules ?? [];
-  const permissions = workerPermissions(options);
-  // The worker started early, if it runs with exactly these grants; else a new one.
-  const claimed = (options.started && claimWorker(options.started, permissions)) ??
-    claimWorker(startToolWorker(permissions), permissions)!;
-  const worker = claimed.worker;
-  const earlyError = claimed.error;
-  const pending = new Map<number, (result: ToolResult) => void>();
+type Listed = (WorkerReply & { type: "ready" })["tools"];
+
+/** One worker as the host drives it: its tools, calls to it, and stopping it. */
+interface Lane {
+  readonly tools: Listed;
+  call(name: string, input: unknown, signal: AbortSignal, scope?: CallScope): Promise<ToolResult>;
+  close(): void;
+}
+
+/**
+ * Sends `init` to `worker` and waits until its tools are loaded; throws with the worker's
+ * error (or when `loadTimeoutMs` passes first). Every number a worker sends back (call,
+ * question) is looked up in this lane's own tables, so a worker can only ever answer for
+ * its own calls. `onStuck` runs when a cancelled call is not given up by the worker in time.
+ */
+async function openLane(
+  worker: Worker,
+  earlyError: string | undefined,
+  init: Omit<InitMessage, "type" | "fdChannel">,
+  options: {
+    sandbox?: Sandbox;
+    roots: readonly string[];
+    loadTimeout?: () => Error;
+    loadTimeoutMs?: number;
+    onStuck: () => void;
+    /** What calls get once this lane is stopped. @default "tools: the tool worker was stopped" */
+    stoppedText?: string;
+  },
+): Promise<Lane> {
+  /** Calls in flight; what a worker sends is unchecked until `resultOf`. */
+  const pending = new Map<number, (result: { output: unknown; isError: unknown }) => void>();
   /** The gate's hooks of calls in flight that have any. */
   const scopes = new Map<number, CallScope>();
   let nextId = 1;
@@ -119,14 +166,17 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
       })).then((verdict) => {
         if (!closed) post({ type: "settle-answer", ask: message.ask, verdict });
       });
-    } else {
-      pending.get(message.id)?.({ output: message.output, isError: message.isError });
+    } else if (message.type === "result") {
+      pending.get(message.id)?.(message);
       pending.delete(message.id);
     }
   };
+  /** Set when the worker failed: it is gone, and later calls fail at once with this. */
+  let failed: string | undefined;
   worker.onerror = (event: ErrorEvent) => {
     event.preventDefault();
     const error = new Error(`tools: the tool worker failed: ${event.message}`);
+    failed ??= error.message;
     ready.reject(error);
     for (const [id, resolve] of pending) {
       resolve({ output: error.message, isError: true });
@@ -136,15 +186,10 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
   if (earlyError !== undefined) {
     ready.reject(new Error(`tools: the tool worker failed: ${earlyError}`));
   }
-  post({
-    type: "init",
-    workspace: options.workspace,
-    limits: options.limits,
-    env: options.env,
-    modules,
-    fdChannel,
-    ...(sandbox === undefined ? {} : { sandbox: sandbox }),
-  });
+  post({ type: "init", ...init, fdChannel });
+  const timer = options.loadTimeout === undefined
+    ? undefined
+    : setTimeout(() => ready.reject(options.loadTimeout!()), options.loadTimeoutMs);
   let loaded: WorkerReply & { type: "ready" };
   try {
     loaded = await ready.promise;
@@ -152,36 +197,27 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
     worker.terminate();
     stopAnswering();
     throw error;
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
   }
-  const registry = new Registry(loaded.tools.map((tool) =>
-    defineTool({
-      name: tool.name,
-      description: tool.description,
-      inputSchema: tool.inputSchema as JsonSchemaObject,
-      readOnly: tool.readOnly,
-      parseInput: (raw: unknown) => raw,
-      execute: () => Promise.reject(new ToolError(tool.name, `${tool.name}: runs in the worker`)),
-    })
-  ));
+  const stopped = options.stoppedText ?? "tools: the tool worker was stopped";
   const close = () => {
     if (closed) return;
     closed = true;
     worker.terminate();
     stopAnswering();
     for (const [id, resolve] of pending) {
-      resolve({ output: "tools: the tool worker was stopped", isError: true });
+      resolve({ output: stopped, isError: true });
       pending.delete(id);
     }
   };
+  const sandbox = options.sandbox;
   return {
-    registry,
-    permissions,
+    tools: loaded.tools,
     close,
-    [Symbol.asyncDispose]: () => Promise.resolve(close()),
     call(name, input, signal, scope) {
-      if (closed) {
-        return Promise.resolve({ output: "tools: the tool worker was stopped", isError: true });
-      }
+      if (closed) return Promise.resolve({ output: stopped, isError: true });
+      if (failed !== undefined) return Promise.resolve({ output: failed, isError: true });
       const id = nextId++;
       const mayReturn = scope?.mayReturn;
       const settles = scope?.settleChanges !== undefined;
@@ -196,19 +232,19 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
           stuck ??= setTimeout(() => {
             pending.get(id)?.({ output: `${name}: cancelled`, isError: true });
             pending.delete(id);
-            close();
+            options.onStuck();
           }, 2 * CANCEL_GRACE_MS);
         };
         pending.set(id, (result) => {
           signal.removeEventListener("abort", onAbort);
           if (stuck !== undefined) clearTimeout(stuck);
           scopes.delete(id);
-          resolve(result);
+          resolve(resultOf(name, result));
         });
         signal.addEventListener("abort", onAbort, { once: true });
         // Sockets bound since start are covered too (the worker may not read /proc/net).
         const hide = name === "bash" && sandbox !== undefined
-          ? socketsSinceStart(sandbox, options.workspace.roots)
+          ? socketsSinceStart(sandbox, options.roots)
           : [];
         post({
           type: "call",
@@ -221,6 +257,119 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
         });
         if (signal.aborted) onAbort();
       });
+    },
+  };
+}
+
+/**
+ * A result as a worker sent it, checked: a tool that returned something other than a string
+ * (a custom tool may return anything) gets an error result saying so, never a value the
+ * gate, the audit log or a provider would choke on.
+ */
+function resultOf(name: string, result: { output: unknown; isError: unknown }): ToolResult {
+  if (typeof result.output === "string") {
+    return { output: result.output, isError: result.isError === true };
+  }
+  return { output: notText(name, result.output), isError: true };
+}
+
+/** Starts the workers and waits until their tools are loaded; throws with a worker's error. */
+export async function createWorkerHost(options: WorkerHostOptions): Promise<WorkerHost> {
+  // Fitted to the roots (idempotent): an unprivileged shell's covers and reachable hides.
+  const sandbox = options.sandbox === undefined
+    ? undefined
+    : fitSandbox(options.sandbox, options.workspace.roots);
+  const modules = options.modules ?? [];
+  const permissions = workerPermissions(options);
+  // The worker started early, if it runs with exactly these grants; else a new one.
+  const claimed = (options.started && claimWorker(options.started, permissions)) ??
+    claimWorker(startToolWorker(permissions), permissions)!;
+  let closed = false;
+  const lanes: Lane[] = [];
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    for (const lane of lanes) lane.close();
+  };
+  const builtins = openLane(claimed.worker, claimed.error, {
+    workspace: options.workspace,
+    limits: options.limits,
+    env: options.env,
+    modules: [],
+    ...(sandbox === undefined ? {} : { sandbox }),
+  }, {
+    ...(sandbox === undefined ? {} : { sandbox }),
+    roots: options.workspace.roots,
+    onStuck: close,
+  });
+  const modulePermissions = modules.length === 0 ? undefined : moduleWorkerPermissions(options);
+  /** The modules' lane once open: a stuck module call stops it alone, not the built-ins. */
+  let moduleLane: Lane | undefined;
+  const custom = modulePermissions === undefined ? undefined : (() => {
+    const started = startToolWorker(modulePermissions);
+    const own = claimWorker(started, modulePermissions)!;
+    const timeoutMs = options.moduleLoadTimeoutMs ?? MODULE_LOAD_TIMEOUT_MS;
+    return openLane(own.worker, own.error, {
+      workspace: options.workspace,
+      limits: options.limits,
+      env: {},
+      modules,
+      builtins: false,
+    }, {
+      roots: options.workspace.roots,
+      onStuck: () => moduleLane?.close(),
+      stoppedText: "tools: the custom modules' worker was stopped (a call did not stop when " +
+        "it was cancelled); restart rousseau to use their tools again",
+      loadTimeoutMs: timeoutMs,
+      loadTimeout: () =>
+        new Error(
+          `tools: the tool modules did not load within ${timeoutMs / 1000} s: ${
+            modules.join(", ")
+          }; ` +
+            "a module must not block or wait for anything at import",
+        ),
+    });
+  })();
+  const settled = await Promise.allSettled(custom === undefined ? [builtins] : [builtins, custom]);
+  for (const outcome of settled) if (outcome.status === "fulfilled") lanes.push(outcome.value);
+  const failed = settled.find((outcome) => outcome.status === "rejected");
+  if (failed !== undefined) {
+    close();
+    throw failed.reason;
+  }
+  const [own, extra] = lanes as [Lane, Lane | undefined];
+  moduleLane = extra;
+  const route = new Map<string, Lane>();
+  let registry: Registry;
+  try {
+    // A module's tool named like a built-in is refused here: one name, one tool.
+    registry = new Registry([...own.tools, ...extra?.tools ?? []].map((tool) =>
+      defineTool({
+        name: tool.name,
+        description: tool.description,
+        inputSchema: tool.inputSchema as JsonSchemaObject,
+        readOnly: tool.readOnly,
+        parseInput: (raw: unknown) => raw,
+        execute: () => Promise.reject(new ToolError(tool.name, `${tool.name}: runs in the worker`)),
+      })
+    ));
+  } catch (error) {
+    close();
+    throw error;
+  }
+  for (const tool of own.tools) route.set(tool.name, own);
+  for (const tool of extra?.tools ?? []) route.set(tool.name, extra!);
+  return {
+    registry,
+    permissions,
+    ...(modulePermissions === undefined ? {} : { modulePermissions }),
+    close,
+    [Symbol.asyncDispose]: () => Promise.resolve(close()),
+    call(name, input, signal, scope) {
+      if (closed) {
+        return Promise.resolve({ output: "tools: the tool worker was stopped", isError: true });
+      }
+      return (route.get(name) ?? own).call(name, input, signal, scope);
     },
   };
 }

@@ -326,7 +326,8 @@ Deno.test("a config with a bad MCP server name stops start-up naming the key", a
   assertEquals(out.code, 2);
   assertStringIncludes(
     out.stderr,
-    `${path}: mcp_servers.Bad-Name: invalid server name: want ^[a-z][a-z0-9_]*$ (it becomes part of tool names)`,
+    `${path}: mcp_servers.Bad-Name: invalid server name: want ^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$, ` +
+      "at most 32 characters (it becomes part of tool names: mcp__<server>__<tool>)",
   );
   await Deno.writeTextFile(path, "mcp_servers:\n  ok:\n    command: x\n    argz: []\n");
   const typo = await runCli(["--config", path, "--workspace", ws.root, "tools"]);

@@ -24,7 +24,7 @@ Deno.test("the tool worker's permissions refuse a custom tool that has no checks
     "spawn ls: NotCapable",
     "sys: NotCapable",
     "ffi: NotCapable",
-    "spawn sh: ALLOWED",
+    "spawn sh: NotCapable",
   ]);
   assertEquals((await Array.fromAsync(Deno.readDir(ws.outside))).map((x) => x.name).sort(), [
     "config.yaml",
