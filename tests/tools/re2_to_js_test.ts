@@ -5,6 +5,7 @@
  * the seed and the case that replays it.
  */
 
+import { fileURLToPath } from "node:url";
 import { RE2JS, RE2Set } from "re2js";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { prng } from "../_helpers/prng.ts";
@@ -16,6 +17,7 @@ import {
   re2jsMatcher,
   searchLines,
 } from "../../tools/_grep_matcher.ts";
+import { GREP_V8_FLAGS } from "../../tools/grep.ts";
 
 const RE2 = { RE2JS, RE2Set };
 const SEED = Number(Deno.env.get("RE2_TO_JS_SEED") ?? 0x5eed_2026);
@@ -252,4 +254,28 @@ Deno.test("re2ToJs() leaves \\B, oversized patterns and lookbehinds to re2js", (
   // 1000 copies of a large class are far beyond the source limit.
   assertEquals(re2ToJs(RE2, "\\pL{1000}", false), undefined);
   assert(MAX_SOURCE_CHARS < 1000 * 100);
+});
+
+Deno.test("re2ToJs() matches re2js also where V8 runs its linear-time engine", async () => {
+  // The same comparison in a process where V8 falls back to its linear-time engine after one
+  // backtrack: the engine grep's patterns end up on when they backtrack too much must agree
+  // with re2js too, not only the backtracking one.
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "test",
+      "-A",
+      "--quiet",
+      `--v8-flags=${GREP_V8_FLAGS},--regexp-backtracks-before-fallback=1`,
+      "--filter",
+      "on generated patterns",
+      fileURLToPath(import.meta.url),
+    ],
+    env: { RE2_TO_JS_CASES: "800", NO_COLOR: "1" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(stdout) + new TextDecoder().decode(stderr);
+  assertEquals(code, 0, text);
+  assert(/1 passed/.test(text), text);
 });
