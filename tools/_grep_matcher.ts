@@ -78,21 +78,39 @@ export function v8Matcher(
   return jsMatcher(sources);
 }
 
+/** Characters one exec of a whole-text scan covers, give or take a line (see `jsMatcher`). */
+const SCAN_CHUNK_CHARS = 4096;
+
 /**
  * The matcher running the translated `sources` on V8, whether or not V8 could fall back to
- * linear time on them (`v8Matcher` checks that first).
+ * linear time on them (`v8Matcher` checks that first). `chunkChars` is for tests.
  */
-export function jsMatcher(sources: JsSources): LineMatcher {
+export function jsMatcher(sources: JsSources, chunkChars = SCAN_CHUNK_CHARS): LineMatcher {
   const line = new RegExp(sources.line, "");
   const text = new RegExp(sources.text, "gm");
   return {
     engine: "v8",
     test: (body) => line.test(body),
     scan(whole) {
+      // One exec per chunk of whole lines, not one over the whole text: V8 counts backtracks
+      // per exec, and an ordinary pattern (`\w+\s*=`) backtracks a little at every position,
+      // which over megabytes adds up to the fallback's limit and moves the rest of the scan to
+      // the linear engine, many times slower than backtracking. `from` is always a line start
+      // (see `searchLines`), and a line that matches on its own holds its match within its
+      // chunk.
       return (from) => {
-        text.lastIndex = from;
-        const found = text.exec(whole);
-        return found === null ? -1 : found.index;
+        while (from <= whole.length) {
+          let stop = whole.indexOf("\n", Math.min(from + chunkChars, whole.length));
+          stop = stop === -1 ? whole.length : stop + 1;
+          text.lastIndex = 0;
+          const found = text.exec(
+            from === 0 && stop === whole.length ? whole : whole.slice(from, stop),
+          );
+          if (found !== null) return from + found.index;
+          if (stop === whole.length) return -1;
+          from = stop;
+        }
+        return -1;
       };
     },
   };
