@@ -27,6 +27,8 @@ function denoArgs(root, argv) {
     path.join(root, "deno.json"),
     "-P=cli",
     "--no-prompt",
+    // grep's regular expressions fall back to V8's linear-time engine (tools/_grep_matcher.ts).
+    "--v8-flags=--enable-experimental-regexp-engine,--enable-experimental-regexp-engine-on-excessive-backtracks",
     path.join(root, "main.ts"),
     ...argv,
   ];

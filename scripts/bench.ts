@@ -23,6 +23,7 @@
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { join } from "node:path";
+import { GREP_V8_FLAGS } from "../tools/grep.ts";
 
 const REPO = fileURLToPath(new URL("../", import.meta.url));
 
@@ -33,6 +34,9 @@ async function suite(script: string, args: readonly string[]): Promise<void> {
     args: [
       "run",
       "-A",
+      // bench_grep runs grep in this process: with the V8 flags the CLI's process has, so it
+      // measures the engine users get (tools/grep.ts).
+      `--v8-flags=${GREP_V8_FLAGS}`,
       "--config",
       join(REPO, "deno.json"),
       join(REPO, "scripts", script),

@@ -7,7 +7,8 @@
  * plus one just over it, (c) the machine's C headers (`/usr/include`) when present. The
  * generated trees are deterministic and cached under `.bench/` (gitignored).
  *
- * For each tree and query, our grep runs in-process (parse + execute, as a host calls it)
+ * For each tree and query, our grep runs in-process (parse + execute, as a host calls it; run
+ * through `deno task bench`, the process has the V8 flags the CLI has, see `scripts/bench.ts`)
  * and `rg` runs as a process with the same skip list and size limit, once single-threaded
  * (`-j1`) and once with its default threads. Each figure is the minimum of `--runs` runs
  * after one warm-up run; the three are interleaved so machine noise hits them alike. The

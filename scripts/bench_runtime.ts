@@ -76,6 +76,7 @@ import {
 } from "./bench_grep.ts";
 import type { RssReport } from "./_bench_rss.ts";
 import { resolveSandbox } from "../cli/sandbox.ts";
+import { GREP_V8_FLAGS } from "../tools/grep.ts";
 
 const REPO = fileURLToPath(new URL("../", import.meta.url));
 const FLOOR = fileURLToPath(new URL("./_bench_floor.ts", import.meta.url));
@@ -89,6 +90,7 @@ const CLI: readonly string[] = [
   CONFIG,
   "-P=cli",
   "--no-prompt",
+  `--v8-flags=${GREP_V8_FLAGS}`,
   MAIN,
 ];
 const RSS_CHILD = join(REPO, "scripts", "_bench_rss.ts");

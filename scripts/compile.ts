@@ -11,6 +11,7 @@
 
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { GREP_V8_FLAGS } from "../tools/grep.ts";
 
 /** The targets `deno compile` can build, and the release workflow builds. */
 export const TARGETS: readonly string[] = [
@@ -33,6 +34,8 @@ export function compileArgs(target: string, output: string): string[] {
     "--quiet",
     "-P=cli",
     "--no-prompt",
+    // grep's regular expressions fall back to V8's linear-time engine (tools/grep.ts).
+    `--v8-flags=${GREP_V8_FLAGS}`,
     "--target",
     target,
     "--output",

@@ -25,6 +25,16 @@ import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { basename, normalize } from "node:path";
 import { setImmediate } from "node:timers";
 import type { RE2JS } from "re2js";
+import type { Re2Module } from "./_re2_to_js.ts";
+import {
+  countNewlines,
+  type Emit,
+  type LineMatcher,
+  matcherFor,
+  NEEDS_LINES,
+  searchLines,
+  V8_FLAGS,
+} from "./_grep_matcher.ts";
 import { defineTool, ToolError } from "./define.ts";
 import { parseFields, requireAbsolute, requireNonEmpty } from "./_input.ts";
 import { pathError } from "./_os_error.ts";
@@ -69,6 +79,12 @@ export interface GrepInput {
   readonly "ignore_case"?: boolean;
 }
 
+/**
+ * The V8 flags under which grep runs patterns on V8 rather than re2js (one `--v8-flags=`
+ * value): the launchers (deno.json tasks, bin/rousseau.cjs, `deno task compile`) pass them.
+ */
+export const GREP_V8_FLAGS: string = V8_FLAGS;
+
 const NAME = "grep";
 /** Directory names skipped below the root. */
 export const SKIPPED_DIRS: ReadonlySet<string> = new Set([
@@ -84,9 +100,6 @@ export const SKIPPED_DIRS: ReadonlySet<string> = new Set([
 const FIRST_READ_BYTES = 256 * 1024;
 /** Longest stretch of synchronous reading before the event loop gets a turn. */
 const YIELD_EVERY_MS = 10;
-// Patterns whose meaning differs between a whole buffer and a single line: \A and \z anchor
-// the text, and a flag group can switch multi-line mode off. They are matched line by line.
-const NEEDS_LINES = /\\[Az]|\(\?[a-zA-Z]*-/;
 
 /** Creates the grep tool. */
 export function createGrepTool(): Tool<GrepInput> {
@@ -137,16 +150,16 @@ export function createGrepTool(): Tool<GrepInput> {
   });
 }
 
-let loadingRe2: Promise<typeof RE2JS> | undefined;
+let loadingRe2: Promise<Re2Module> | undefined;
 
 /**
  * re2js, loaded on the first grep rather than when the tool worker starts (a worker serving
  * only `read` never needs it). Hazard: the specifier must stay a string literal; see
  * `loadIgnore` in `_grep_ignore.ts`.
  */
-function loadRe2(): Promise<typeof RE2JS> {
+function loadRe2(): Promise<Re2Module> {
   loadingRe2 ??= import("re2js").then(
-    (module) => module.RE2JS,
+    (module) => ({ RE2JS: module.RE2JS, RE2Set: module.RE2Set }),
     (error) => {
       loadingRe2 = undefined;
       throw error;
@@ -478,30 +491,13 @@ function cutRow(text: string): string {
     : chars.slice(0, GREP_MAX_LINE_CHARS).join("") + "…";
 }
 
-const NEWLINES = /\n/g;
-
-/** How many newlines `text` holds in [from, to). */
-function countNewlines(text: string, from: number, to: number): number {
-  // A short stretch is quickest by indexOf; a long one (a match deep in a large file) by one
-  // regex pass, which V8 runs natively (a slice of a flat string is not copied).
-  if (to - from < 4096) {
-    let n = 0;
-    for (let i = text.indexOf("\n", from); i !== -1 && i < to; i = text.indexOf("\n", i + 1)) n++;
-    return n;
-  }
-  return text.slice(from, to).match(NEWLINES)?.length ?? 0;
-}
-
-/** Receives each matching line; returns false to stop the search. */
-type Emit = (line: number, text: string) => boolean;
-
 /**
  * The search of one file's bytes through its needles: only lines holding one are decoded and
  * tested with RE2. A file without a needle is not even checked for NUL bytes: it has no row
  * either way. `prove`, when given, must pass before the first row.
  */
 function searchNeedles(
-  re: RE2JS,
+  re: LineMatcher,
   bytes: Buffer,
   finder: NeedleFinder,
   emit: Emit,
@@ -536,7 +532,7 @@ function searchNeedles(
  * scan of the whole buffer to find candidate lines (see NEEDS_LINES); otherwise every line is
  * tested on its own.
  */
-function searchText(re: RE2JS, bytes: Buffer, whole: boolean, emit: Emit): void {
+function searchText(re: LineMatcher, bytes: Buffer, whole: boolean, emit: Emit): void {
   let text = decodeUtf8(bytes);
   if (text.includes("\0")) return;
   // A trailing \r is not part of a line: drop it from every line up front, so the whole
@@ -545,39 +541,7 @@ function searchText(re: RE2JS, bytes: Buffer, whole: boolean, emit: Emit): void 
     text = text.replaceAll("\r\n", "\n");
     if (text.endsWith("\r")) text = text.slice(0, -1);
   }
-  if (text.length === 0) return;
-  const end = text.endsWith("\n") ? text.length - 1 : text.length;
-  if (!whole) {
-    let line = 0;
-    for (let start = 0; start <= end;) {
-      let stop = text.indexOf("\n", start);
-      if (stop === -1 || stop > end) stop = end;
-      line++;
-      const body = text.slice(start, stop);
-      if (re.test(body) && !emit(line, cutRow(body))) return;
-      start = stop + 1;
-    }
-    return;
-  }
-  if (!re.test(text)) return;
-  // Where the next match may start, by the RE2 matcher; each candidate's line is then tested
-  // on its own.
-  const matcher = re.matcher(text);
-  let line = 1;
-  let counted = 0; // text before this offset has been counted into `line`
-  for (let from = 0; from <= end;) {
-    if (!matcher.find(from)) return;
-    const at = matcher.start();
-    const start = at === 0 ? 0 : text.lastIndexOf("\n", at - 1) + 1;
-    if (start > end) return; // an empty match after the final newline
-    let stop = text.indexOf("\n", at);
-    if (stop === -1) stop = text.length;
-    line += countNewlines(text, counted, start);
-    counted = start;
-    const body = text.slice(start, stop);
-    if (re.test(body) && !emit(line, cutRow(body))) return;
-    from = stop + 1;
-  }
+  searchLines(re, text, whole, (line, body) => emit(line, cutRow(body)));
 }
 
 /** Walked files searched with a late proof, and how many of them needed the proof. */
@@ -600,7 +564,7 @@ const PROOF_SHARE = 8;
  */
 function searchWalked(
   path: string,
-  re: RE2JS,
+  re: LineMatcher,
   finder: NeedleFinder,
   emit: Emit,
   state: {
@@ -682,11 +646,12 @@ function yieldToEventLoop(): Promise<void> {
 
 async function grep(input: GrepInput, context: ToolContext): Promise<string> {
   const { workspace, limits, signal } = context;
-  const engine = await loadRe2();
-  const re = compilePattern(engine, input);
+  const re2 = await loadRe2();
+  const compiled = compilePattern(re2.RE2JS, input);
+  const re = matcherFor(re2, compiled, input.pattern, input.ignore_case === true);
   const accept = compileInclude(input.include);
   const whole = !NEEDS_LINES.test(input.pattern);
-  const needles = needlesOf(re, engine);
+  const needles = needlesOf(compiled, re2.RE2JS);
   const finder = needles === undefined ? undefined : new NeedleFinder(needles);
   signal.throwIfAborted();
   const root = normalize(input.path).replace(/(.)\/+$/, "$1");

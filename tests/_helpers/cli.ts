@@ -5,6 +5,7 @@
  */
 
 import { fileURLToPath } from "node:url";
+import { GREP_V8_FLAGS } from "../../tools/grep.ts";
 
 /** The repository root. */
 export const REPO = fileURLToPath(new URL("../../", import.meta.url));
@@ -36,6 +37,7 @@ export const CLI_ARGS: readonly string[] = [
   `${REPO}deno.json`,
   "-P=cli",
   "--no-prompt",
+  `--v8-flags=${GREP_V8_FLAGS}`,
   `${REPO}main.ts`,
 ];
 

@@ -10,6 +10,7 @@
 
 import { join } from "node:path";
 import { compileArgs, SOURCE_DIRS, TARGETS } from "../../scripts/compile.ts";
+import { GREP_V8_FLAGS } from "../../tools/grep.ts";
 import { readYaml, runStep, type YamlStep } from "../_helpers/actions.ts";
 import { assert, assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
 import { REPO } from "../_helpers/cli.ts";
@@ -76,6 +77,8 @@ Deno.test("release.yml builds the five targets deno task compile knows, with its
       const args = compileArgs(target, "dist/out");
       const flags = args.slice(0, 4);
       assertEquals(flags, ["compile", "--quiet", "-P=cli", "--no-prompt"]);
+      // The binary runs grep's patterns with V8's linear-time fallback (tools/grep.ts).
+      assertEquals(args[4], `--v8-flags=${GREP_V8_FLAGS}`);
       assertEquals(args.slice(args.indexOf("--target"), args.indexOf("--target") + 4), [
         "--target",
         target,
