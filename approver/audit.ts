@@ -307,8 +307,16 @@ function writeHeadSync(path: string, head: ChainHead): void {
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
-  Deno.writeTextFileSync(temporary, headText(head), { mode: 0o600, createNew: true });
-  Deno.renameSync(temporary, target);
+  try {
+    Deno.writeTextFileSync(temporary, headText(head), { mode: 0o600, createNew: true });
+    Deno.renameSync(temporary, target);
+  } catch (error) {
+    // A full disk fails the write after creating the file: leave no empty head behind.
+    try {
+      Deno.removeSync(temporary);
+    } catch { /* never created, or renamed */ }
+    throw error;
+  }
 }
 
 /** The `seq` and `prev` of a line, where it has them. */
@@ -486,11 +494,22 @@ export function createAuditFile(
     };
     const line = JSON.stringify(entry);
     const bytes = new TextEncoder().encode(line + "\n");
-    file.seekSync(0, Deno.SeekMode.End);
-    let written = 0;
-    while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
     const hash = await sha256(line);
-    writeHeadSync(path, { seq, hash });
+    file.seekSync(0, Deno.SeekMode.End);
+    try {
+      let written = 0;
+      while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
+      writeHeadSync(path, { seq, hash });
+    } catch (error) {
+      // Hazard: a full disk takes part of a line (a short write, then ENOSPC), or the whole
+      // line and then refuses the head. Either way the line is taken back, so the log and its
+      // head still agree and no torn line stays in the chain for `verifyChain` to report for
+      // good. Shrinking a file needs no free space.
+      try {
+        file.truncateSync(info.size);
+      } catch { /* the error below says what went wrong first */ }
+      throw error;
+    }
     tail = {
       dev: info.dev,
       ino: info.ino,
