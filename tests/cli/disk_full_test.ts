@@ -17,6 +17,8 @@
 import { join } from "node:path";
 import { assert, assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
 import { runCli } from "../_helpers/cli.ts";
+import { startFakeAnthropic } from "../_helpers/fake_providers.ts";
+import { INTERRUPTED } from "../../agent/session_store.ts";
 
 /** A tmpfs of `size` mounted on a new temp dir; unmounted and removed on dispose. */
 async function smallDisk(size: string): Promise<{ dir: string } & AsyncDisposable> {
@@ -162,4 +164,51 @@ Deno.test("audit: a bash call that fills the disk under the state directory ends
   assertEquals((await runCli(["audit", "verify"], { env })).code, 0);
   // The overlay's scratch is gone once the call ended.
   assertEquals(await Array.fromAsync(Deno.readDir(join(state, "overlay")), (e) => e.name), []);
+});
+
+Deno.test("run: a model that fills the disk is stopped with a clear error; session, undo and audit log stay usable", async () => {
+  await using disk = await smallDisk("4m");
+  const ws = join(disk.dir, "ws");
+  await Deno.mkdir(ws);
+  const keep = join(ws, "keep.txt");
+  await Deno.writeTextFile(keep, "kept\n");
+  const env = envOf(disk.dir);
+  const log = join(disk.dir, "data", "rousseau", "audit.jsonl");
+  await using server = startFakeAnthropic([
+    { tools: [{ name: "write", input: { path: keep, content: "changed once\n" } }] },
+    { tools: [{ name: "bash", input: { command: "head -c 10M /dev/zero > big; echo $?" } }] },
+    { text: "continued" },
+  ]);
+  const withModel = { ...env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test-key" };
+  const args = ["--workspace", ws, "--allow", "write", "--allow", "bash", "run"];
+  const out = await runCli([...args, "--output", "json", "fill it"], { env: withModel });
+  assertEquals(out.code, 1, out.stderr);
+  // stdout stays one JSON object, naming the disk and what to do.
+  const result = JSON.parse(out.stdout);
+  assertEquals(result.subtype, "error");
+  assertEquals(result.result, `audit log ${log}: cannot record the call: ${ENOSPC_HINT}`);
+  assertEquals(server.requests.length, 2);
+
+  // The session store opens and lists the run, while the disk is still full.
+  const list = await runCli(["--workspace", ws, "session", "list", "--json"], { env });
+  assertEquals(list.code, 0, list.stderr);
+  assertStringIncludes(list.stdout, result.session_id);
+
+  await Deno.remove(join(ws, "big")).catch(() => {});
+  const verify = await runCli(["audit", "verify"], { env });
+  assertEquals(verify.code, 0, verify.stdout + verify.stderr);
+  // The turn's changes come back whole (the undo store holds no cut copy).
+  const undo = await runCli(["--workspace", ws, "undo"], { env });
+  assertEquals(undo.code, 0, undo.stdout + undo.stderr);
+  assertEquals(await Deno.readTextFile(keep), "kept\n");
+  // And the session continues.
+  const next = await runCli([...args, "-c", "go on"], { env: withModel });
+  assertEquals(next.code, 0, next.stderr);
+  assertEquals(next.stdout, "continued\n");
+  // The bash call did run (its file was there): the model is not told it did not.
+  const answered = server.requests[2]!.body.messages.at(-2).content[0];
+  assertEquals(answered.type, "tool_result");
+  assertEquals(answered.is_error, true);
+  assertEquals(answered.content, INTERRUPTED);
+  assertEquals((await runCli(["audit", "verify"], { env })).code, 0);
 });
