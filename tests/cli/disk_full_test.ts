@@ -19,6 +19,7 @@ import { assert, assertEquals, assertStringIncludes } from "../_helpers/assert.t
 import { runCli } from "../_helpers/cli.ts";
 import { startFakeAnthropic } from "../_helpers/fake_providers.ts";
 import { INTERRUPTED } from "../../agent/session_store.ts";
+import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 
 /** A tmpfs of `size` mounted on a new temp dir; unmounted and removed on dispose. */
 async function smallDisk(size: string): Promise<{ dir: string } & AsyncDisposable> {
@@ -211,4 +212,34 @@ Deno.test("run: a model that fills the disk is stopped with a clear error; sessi
   assertEquals(answered.is_error, true);
   assertEquals(answered.content, INTERRUPTED);
   assertEquals((await runCli(["audit", "verify"], { env })).code, 0);
+});
+
+Deno.test("overlay: a bash call that fills the scratch under the state directory sees ENOSPC; the scratch is emptied, the log verifies", async () => {
+  await using disk = await smallDisk("2m");
+  await using ws = await tmpWorkspace({ files: { "keep.txt": "kept\n" } });
+  const env = envOf(disk.dir);
+  const state = join(disk.dir, "data", "rousseau");
+  const out = await runCli([
+    "--workspace",
+    ws.root,
+    "--allow",
+    "bash",
+    "tool",
+    "bash",
+    JSON.stringify({ command: "head -c 10M /dev/zero > big; echo status $?; cat keep.txt" }),
+  ], { env });
+  // The workspace's disk has room; the overlay's upper directory (on the state disk) has not.
+  assertEquals(out.code, 0, out.stderr);
+  assertEquals(
+    out.stdout,
+    "head: error writing 'standard output': No space left on device\nstatus 1\nkept\n",
+  );
+  assertEquals(await Deno.readTextFile(ws.path("keep.txt")), "kept\n");
+  assertEquals(await Array.fromAsync(Deno.readDir(join(state, "overlay")), (e) => e.name), []);
+  assertEquals((await runCli(["audit", "verify"], { env })).code, 0);
+  const next = await runCli(
+    ["--workspace", ws.root, "--allow", "bash", "tool", "bash", '{"command":"echo again"}'],
+    { env },
+  );
+  assertEquals(next.stdout, "again\n", next.stderr);
 });
