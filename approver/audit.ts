@@ -55,7 +55,10 @@ export interface AuditEvent {
 
 /** Where events go. */
 export interface AuditSink {
-  /** Records one event; must not throw for the caller. */
+  /**
+   * Records one event. Rejects when it cannot (a full disk): callers let that end the call,
+   * so nothing runs unrecorded; the file sink leaves the log as it was (no partial line).
+   */
   record(event: AuditEvent): Promise<void>;
 }
 
