@@ -67,8 +67,13 @@ export interface SessionStore extends Disposable {
   close(): void;
 }
 
-/** The result text given to tool calls a crash left unanswered. */
-export const INTERRUPTED = "interrupted before it ran";
+/**
+ * The result text given to tool calls a crash (or a failure that ended the run, such as an
+ * audit log on a full disk) left unanswered. Such a call may have run, whole or in part: the
+ * model must not be told it did not.
+ */
+export const INTERRUPTED =
+  "interrupted: no result was recorded, and the call may have run in part; check its effects before repeating it";
 
 /** Error results for the tool calls in `message` that `next` does not answer. */
 export function repairMessages(messages: readonly Message[]): Message | undefined {

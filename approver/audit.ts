@@ -56,7 +56,10 @@ export interface AuditEvent {
 
 /** Where events go. */
 export interface AuditSink {
-  /** Records one event; must not throw for the caller. */
+  /**
+   * Records one event. Rejects when it cannot (a full disk): callers let that end the call,
+   * so nothing runs unrecorded; the file sink leaves the log as it was (no partial line).
+   */
   record(event: AuditEvent): Promise<void>;
 }
 
@@ -300,15 +303,23 @@ function writeHeadSync(path: string, head: ChainHead): void {
   const temporary = `${target}.tmp`;
   const text = headText(head);
   try {
-    Deno.writeTextFileSync(temporary, text, { mode: 0o600, createNew: true });
+    try {
+      Deno.writeTextFileSync(temporary, text, { mode: 0o600, createNew: true });
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+      // Whatever a crash (or anyone) left under the temporary name goes first: a symlink there
+      // is not followed (`createNew` refuses any existing name), it is removed.
+      Deno.removeSync(temporary);
+      Deno.writeTextFileSync(temporary, text, { mode: 0o600, createNew: true });
+    }
+    Deno.renameSync(temporary, target);
   } catch (error) {
-    if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
-    // Whatever a crash (or anyone) left under the temporary name goes first: a symlink there
-    // is not followed (`createNew` refuses any existing name), it is removed.
-    Deno.removeSync(temporary);
-    Deno.writeTextFileSync(temporary, text, { mode: 0o600, createNew: true });
+    // A full disk fails the write after creating the file: leave no empty head behind.
+    try {
+      Deno.removeSync(temporary);
+    } catch { /* never created, or renamed */ }
+    throw error;
   }
-  Deno.renameSync(temporary, target);
 }
 
 /** The `seq` and `prev` of a line, where it has them. */
@@ -487,11 +498,22 @@ export function createAuditFile(
     };
     const line = JSON.stringify(entry);
     const bytes = new TextEncoder().encode(line + "\n");
-    file.seekSync(0, Deno.SeekMode.End);
-    let written = 0;
-    while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
     const hash = sha256Hex(bytes.subarray(0, bytes.length - 1));
-    writeHeadSync(path, { seq, hash });
+    file.seekSync(0, Deno.SeekMode.End);
+    try {
+      let written = 0;
+      while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
+      writeHeadSync(path, { seq, hash });
+    } catch (error) {
+      // Hazard: a full disk takes part of a line (a short write, then ENOSPC), or the whole
+      // line and then refuses the head. Either way the line is taken back, so the log and its
+      // head still agree and no torn line stays in the chain for `verifyChain` to report for
+      // good. Shrinking a file needs no free space.
+      try {
+        file.truncateSync(info.size);
+      } catch { /* the error below says what went wrong first */ }
+      throw error;
+    }
     tail = {
       dev: info.dev,
       ino: info.ino,

@@ -25,6 +25,7 @@ export {
   type Rule,
 } from "./rules.ts";
 export { canonicalJson } from "./canonical_json.ts";
+export { visible } from "./terminal_text.ts";
 export { type PathScope, pathScope } from "./path_scope.ts";
 export {
   type Assignment,

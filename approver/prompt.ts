@@ -9,6 +9,7 @@
 import { resolve } from "node:path";
 import { type AskOperator, evaluate } from "./approver.ts";
 import { compilePolicy } from "./rules.ts";
+import { visible } from "./terminal_text.ts";
 import { DYNAMIC, splitCommands } from "./shell.ts";
 import { changeDiff, changeLines, outputTail } from "./preview.ts";
 import type { ApprovalRequest, Decision, Preview, RuleConfig } from "./types.ts";
@@ -121,7 +122,9 @@ function paint(color: boolean, code: string, text: string): string {
 }
 
 function colourDiff(patch: string, color: boolean): string {
-  return patch.split("\n").slice(2).map((line) => {
+  return patch.split("\n").slice(2).map((raw) => {
+    // File content is untrusted: made visible before any colour of ours is added.
+    const line = visible(raw);
     if (line.startsWith("+++") || line.startsWith("---")) return paint(color, BOLD, line);
     if (line.startsWith("+")) return paint(color, GREEN, line);
     if (line.startsWith("-")) return paint(color, RED, line);
@@ -135,7 +138,9 @@ export async function describeCall(request: ApprovalRequest, io: PromptIo): Prom
   const input = (request.input ?? {}) as Record<string, unknown>;
   const text = (key: string) => typeof input[key] === "string" ? input[key] as string : undefined;
   const path = text("path");
-  if (request.tool === "bash" && text("command") !== undefined) return `$ ${text("command")}`;
+  if (request.tool === "bash" && text("command") !== undefined) {
+    return `$ ${visible(text("command")!)}`;
+  }
   if ((request.tool === "write" || request.tool === "edit") && path !== undefined) {
     const before = await io.readFile(path);
     let after: string | undefined;
@@ -147,7 +152,9 @@ export async function describeCall(request: ApprovalRequest, io: PromptIo): Prom
         : before.slice(0, at) + text("new_string") + before.slice(at + text("old_string")!.length);
     }
     if (after === undefined) {
-      return `${path}\n(the change cannot be previewed: ${request.canonical ?? ""})`;
+      return `${visible(path)}\n(the change cannot be previewed: ${
+        visible(request.canonical ?? "")
+      })`;
     }
     // The diff library loads only when a preview is shown.
     const { createTwoFilesPatch } = await import("diff");
@@ -159,9 +166,11 @@ export async function describeCall(request: ApprovalRequest, io: PromptIo): Prom
       before === undefined ? "new file" : "",
       "",
     );
-    return `${path}${before === undefined ? " (new file)" : ""}\n${colourDiff(patch, io.color)}`;
+    return `${visible(path)}${before === undefined ? " (new file)" : ""}\n${
+      colourDiff(patch, io.color)
+    }`;
   }
-  return request.canonical ?? JSON.stringify(request.input);
+  return visible(request.canonical ?? JSON.stringify(request.input));
 }
 
 /**
@@ -183,7 +192,9 @@ export function createPromptOperator(io: PromptIo): PromptOperator {
     const what = await describeCall(request, io);
     const heading = `${request.tool} needs approval`;
     // The default ask reason is the heading itself; say it once.
-    const why = decision.reason && decision.reason !== heading ? ` (${decision.reason})` : "";
+    const why = decision.reason && decision.reason !== heading
+      ? ` (${visible(decision.reason)})`
+      : "";
     const grants = await grantsFor(request, resolvePath);
     const session = grants.length === 0
       ? ""
@@ -222,7 +233,9 @@ export function createPromptOperator(io: PromptIo): PromptOperator {
   const askPreview = async (request: ApprovalRequest, preview: Preview, decision: Decision) => {
     const root = io.root?.();
     const heading = `${request.tool} needs approval`;
-    const why = decision.reason && decision.reason !== heading ? ` (${decision.reason})` : "";
+    const why = decision.reason && decision.reason !== heading
+      ? ` (${visible(decision.reason)})`
+      : "";
     const grants = await grantsFor(request, resolvePath);
     const session = grants.length === 0
       ? ""
@@ -232,7 +245,9 @@ export function createPromptOperator(io: PromptIo): PromptOperator {
     await io.write(
       `\n${paint(io.color, BOLD, heading)}${why}\n${await describeCall(request, io)}\n` +
         `it ran in a preview; nothing has reached the workspace yet. Output:\n` +
-        `${outputTail(preview.output)}\nChanges:\n${await changeLines(preview, root)}\n` +
+        `${visible(outputTail(preview.output))}\nChanges:\n${
+          visible(await changeLines(preview, root))
+        }\n` +
         choices,
     );
     for (;;) {

@@ -28,10 +28,37 @@ export function auditRotation(config: Config): { maxBytes: number; keep: number 
   };
 }
 
+/**
+ * The text of an audit write that failed: the call is not run (or its end not recorded), so
+ * the operator must learn why and what to do. A full disk is the likely case (the state
+ * directory shares a disk with the workspace that bash fills); the log itself is intact, the
+ * line having been taken back (`createAuditFile`).
+ */
+export function auditWriteError(path: string, error: unknown): Error {
+  const code = (error as { code?: unknown } | null)?.code;
+  const detail = code === "ENOSPC"
+    ? "no space left on device; free space on that file system, or move the state directory " +
+      "elsewhere with state.dir, then run again (the log itself is intact)"
+    : error instanceof Error
+    ? error.message
+    : String(error);
+  return new Error(`audit log ${path}: cannot record the call: ${detail}`, { cause: error });
+}
+
 /** The state directory's audit log, rotated as configured; `secrets` are never written. */
 export function openAuditLog(
   config: Config,
   secrets: readonly string[] = [],
 ): AuditSink & { readonly path: string } {
-  return createAuditFile(auditPath(config), { secrets, ...auditRotation(config) });
+  const file = createAuditFile(auditPath(config), { secrets, ...auditRotation(config) });
+  return {
+    path: file.path,
+    async record(event) {
+      try {
+        await file.record(event);
+      } catch (error) {
+        throw auditWriteError(file.path, error);
+      }
+    },
+  };
 }

@@ -16,7 +16,7 @@ import { createInterface, type Interface } from "node:readline";
 import process from "node:process";
 import { join } from "node:path";
 import type { AgentEvent } from "../agent/types.ts";
-import { createPromptOperator } from "../approver/mod.ts";
+import { createPromptOperator, visible } from "../approver/mod.ts";
 import { type AgentFlags, openAgent } from "./agent_setup.ts";
 import { EXIT } from "./errors.ts";
 import { compactionLine, gaugeLine } from "./context_gauge.ts";
@@ -56,14 +56,14 @@ export function callSummary(name: string, input: unknown): string {
     ? [fields.pattern, fields.path].filter((v) => typeof v === "string").join("  ")
     : fields.path;
   const text = typeof pick === "string" && pick !== "" ? pick : JSON.stringify(input);
-  const flat = text.replace(/\s+/g, " ");
+  const flat = visible(text.replace(/\s+/g, " "));
   return flat.length > 100 ? `${flat.slice(0, 99)}…` : flat;
 }
 
 /** The result line: `exit 0 · 12 lines`, or the first line of the error. */
 export function resultSummary(name: string, output: string, isError: boolean): string {
   if (isError) {
-    const first = output.split("\n", 1)[0]!;
+    const first = visible(output.split("\n", 1)[0]!);
     return first.length > 120 ? `${first.slice(0, 119)}…` : first;
   }
   const lines = output === "" ? 0 : output.replace(/\n$/, "").split("\n").length;

@@ -8,7 +8,7 @@
  */
 
 import type { AgentEvent, TurnResult } from "../agent/types.ts";
-import { createPromptOperator } from "../approver/mod.ts";
+import { createPromptOperator, visible } from "../approver/mod.ts";
 import { addUsage } from "../providers/types.ts";
 import { parseDuration } from "../tools/hosting.ts";
 import { type AgentFlags, openAgent } from "./agent_setup.ts";
@@ -131,7 +131,7 @@ export async function runCommand(
         if (output === "stream-json") {
           line({ type: "tool_use", id: event.id, name: event.name, input: event.input });
         }
-        log.log("info", `→ ${event.name} ${JSON.stringify(event.input)}`, {
+        log.log("info", `→ ${event.name} ${visible(JSON.stringify(event.input))}`, {
           event: "tool_use",
           tool: event.name,
         });

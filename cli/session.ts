@@ -14,24 +14,12 @@ import { type Config, loadConfig } from "./config.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import type { GlobalFlags } from "./options.ts";
 import { writeStdout } from "./output.ts";
+import { visible } from "../approver/terminal_text.ts";
 
 /** Flags of `session`. */
 export interface SessionFlags extends GlobalFlags {
   /** `--json`. */
   readonly json?: boolean;
-}
-
-/** Terminal control characters (all of C0 but newline and tab, DEL, C1). */
-// deno-lint-ignore no-control-regex -- control characters are what is matched
-const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
-
-/**
- * `text` with its terminal control characters shown as `\xNN`: stored messages hold what
- * models and the files they read said, and an escape sequence printed raw would retitle the
- * terminal, write the clipboard (OSC 52), or hide and redraw lines of the transcript.
- */
-export function visible(text: string): string {
-  return text.replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
 }
 
 function oneLine(text: string, max = 160): string {

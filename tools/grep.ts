@@ -64,6 +64,7 @@ import {
   DEFAULT_GREP_MAX_FILE_BYTES,
   DEFAULT_GREP_MAX_MATCHES,
   GREP_MAX_LINE_CHARS,
+  GREP_MAX_PROGRAM_SIZE,
 } from "./limits.ts";
 import type { Tool, ToolContext, Workspace } from "./types.ts";
 
@@ -170,8 +171,9 @@ function loadRe2(): Promise<Re2Module> {
 
 function compilePattern(engine: typeof RE2JS, input: GrepInput): RE2JS {
   const flags = engine.MULTILINE | (input.ignore_case ? engine.CASE_INSENSITIVE : 0);
+  let re: RE2JS;
   try {
-    return engine.compile(input.pattern, flags);
+    re = engine.compile(input.pattern, flags);
   } catch (error) {
     // re2js quotes the pattern with the flags it prepends (`(?m)(`); compiling it bare
     // gives the same error about the pattern as the model wrote it.
@@ -183,6 +185,16 @@ function compilePattern(engine: typeof RE2JS, input: GrepInput): RE2JS {
     }
     throw new ToolError(NAME, `${NAME}: compile pattern: ${detail}`, { cause: error });
   }
+  const size = re.programSize();
+  if (size > GREP_MAX_PROGRAM_SIZE) {
+    throw new ToolError(
+      NAME,
+      `${NAME}: compile pattern: the pattern is too large (${size} instructions; the limit is ` +
+        `${GREP_MAX_PROGRAM_SIZE}): use fewer alternatives or smaller repeat counts, or search ` +
+        "in several calls",
+    );
+  }
+  return re;
 }
 
 function compileInclude(include: string | undefined): ((name: string) => boolean) | undefined {

@@ -20,6 +20,13 @@ export const DEFAULT_BASH_TIMEOUT_MS = 60_000;
 export const DEFAULT_BASH_MAX_OUTPUT_BYTES = 131_072;
 /** bash: processes (threads included) a sandboxed command may have (a pids cgroup). */
 export const DEFAULT_BASH_MAX_PROCESSES = 512;
+/**
+ * grep: the largest compiled pattern (RE2 program instructions; `a{1000}` is 1,002). Matching
+ * is linear in the text, but each byte costs up to one step per instruction: measured here, a
+ * 28,806-instruction alternation took 33 s over one 4 MiB file, so one call could hold the
+ * tool worker for hours. RE2 itself caps its program by memory (`max_mem`) for this reason.
+ */
+export const GREP_MAX_PROGRAM_SIZE = 10_000;
 /** grep: characters of one row's text before it is cut with `…`. */
 export const GREP_MAX_LINE_CHARS = 2000;
 /** read, edit, grep: bytes sniffed for a NUL to tell binary from text. */

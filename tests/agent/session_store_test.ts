@@ -58,7 +58,10 @@ Deno.test("session store: unanswered tool calls are repaired once, with error re
       { type: "tool_result", toolUseId: "t2", content: INTERRUPTED, isError: true },
     ],
   });
-  assertEquals(INTERRUPTED, "interrupted before it ran");
+  assertEquals(
+    INTERRUPTED,
+    "interrupted: no result was recorded, and the call may have run in part; check its effects before repeating it",
+  );
   assertEquals(store.load(id).length, 3, "the repair is stored, not repeated");
 });
 

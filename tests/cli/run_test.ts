@@ -558,7 +558,11 @@ Deno.test("run: a killed process is resumed with the unfinished call answered", 
   assertEquals(out.json.session_id, init.session_id);
   assertEquals(out.json.result, "Picked up where we left off.");
   const repaired = toolResults(server, 1);
-  assertEquals(repaired, [{ text: "interrupted before it ran", isError: true }]);
+  assertEquals(repaired, [{
+    text:
+      "interrupted: no result was recorded, and the call may have run in part; check its effects before repeating it",
+    isError: true,
+  }]);
   const list = await runCli(["session", "list", "--json"]);
   assert(JSON.parse(list.stdout).some((s: { id: string }) => s.id === init.session_id));
 });
