@@ -4,6 +4,8 @@
  * @module
  */
 
+// Stored messages hold what models and the files they read said: shown through visible().
+import { visible } from "../approver/visible.ts";
 import type { Message } from "../providers/types.ts";
 import type { ContextRecord } from "../agent/context.ts";
 import { openSessionStore, type SessionInfo } from "../agent/session_store.ts";
@@ -19,19 +21,6 @@ import { writeStdout } from "./output.ts";
 export interface SessionFlags extends GlobalFlags {
   /** `--json`. */
   readonly json?: boolean;
-}
-
-/** Terminal control characters (all of C0 but newline and tab, DEL, C1). */
-// deno-lint-ignore no-control-regex -- control characters are what is matched
-const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
-
-/**
- * `text` with its terminal control characters shown as `\xNN`: stored messages hold what
- * models and the files they read said, and an escape sequence printed raw would retitle the
- * terminal, write the clipboard (OSC 52), or hide and redraw lines of the transcript.
- */
-export function visible(text: string): string {
-  return text.replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
 }
 
 function oneLine(text: string, max = 160): string {
