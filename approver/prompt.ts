@@ -133,6 +133,18 @@ function colourDiff(patch: string, color: boolean): string {
 }
 
 /**
+ * `text` with each run of three or more blank lines shown as one line saying how many: a
+ * command padded with a screenful of newlines would otherwise push its first lines (and the
+ * heading) out of sight, leaving only a harmless-looking tail above the choices.
+ */
+function foldBlankLines(text: string): string {
+  return text.replace(
+    /(?:\n[ \t]*){4,}/g,
+    (run) => `\n… ${run.split("\n").length - 2} blank lines …\n`,
+  );
+}
+
+/**
  * What the call will do, as the operator should see it. Everything in it came from the model
  * (or the files it wrote): shown through `visible.ts`, so no escape sequence, carriage return
  * or bidi control can make the command or path read as another one.
@@ -142,7 +154,7 @@ export async function describeCall(request: ApprovalRequest, io: PromptIo): Prom
   const text = (key: string) => typeof input[key] === "string" ? input[key] as string : undefined;
   const path = text("path");
   if (request.tool === "bash" && text("command") !== undefined) {
-    return `$ ${visibleExact(text("command")!)}`;
+    return `$ ${foldBlankLines(visibleExact(text("command")!))}`;
   }
   if ((request.tool === "write" || request.tool === "edit") && path !== undefined) {
     const before = await io.readFile(path);
