@@ -244,6 +244,13 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
           tty ? process.stdout.columns ?? 80 : Infinity,
         ),
       ) + "\n" +
+      // The files that steer the model this session (a file an earlier session's model wrote
+      // included), named before the first turn.
+      (agent.instructions.files.length === 0 ? "" : paint(
+        color,
+        "2",
+        `instructions: ${agent.instructions.files.map((f) => visibleExact(f.path)).join(", ")}`,
+      ) + "\n") +
       (piped ? "" : paint(color, "2", "Type a task, /help for commands, Ctrl+D to leave.") + "\n"),
   );
 

@@ -23,6 +23,8 @@ import { join } from "node:path";
 import { assert, assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
 import { runCli } from "../_helpers/cli.ts";
 import { type FakeServer, startFakeAnthropic, type Step } from "../_helpers/fake_providers.ts";
+import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
+import { openChat } from "../_helpers/tmux_chat.ts";
 
 const KEY = "FAKE-SSH-KEY-MATERIAL-5d1e0c";
 const API_KEY = "sk-ant-api03-FAKE-SECRET-API-KEY-9b7f";
@@ -179,4 +181,13 @@ Deno.test("an instruction file the model writes changes neither this session's p
     [blocked.at(-1)],
   );
   assertEquals(await Deno.lstat(join(ws, "pwned")).then(() => true, () => false), false);
+});
+
+Deno.test("chat names the instruction files it read before the first turn, the model's own included", async () => {
+  await using ws = await tmpWorkspace({ files: { "AGENTS.md": "written by an earlier turn\n" } });
+  await using server = startFakeAnthropic([{ text: "hi" }]);
+  await using chat = await openChat(server, ws);
+  const header = await chat.waitForPrompt(1);
+  const hint = header.indexOf("Type a task, /help for commands, Ctrl+D to leave.");
+  assertEquals(header[hint - 1], `instructions: ${ws.path("AGENTS.md")}`);
 });
