@@ -40,8 +40,11 @@ const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
  */
 const FORMAT = /[\p{Cf}\u2028\u2029]/gu;
 
-function hex(c: string): string {
-  return `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`;
+/** `\xNN` for each code unit up to U+009F (only the controls among them are looked up). */
+const HEX = Array.from({ length: 0xa0 }, (_, n) => `\\x${n.toString(16).padStart(2, "0")}`);
+
+function control(c: string): string {
+  return c.length === 2 ? "\n" : HEX[c.charCodeAt(0)]!;
 }
 
 function codePoint(c: string): string {
@@ -53,7 +56,7 @@ function codePoint(c: string): string {
  * (replies, reasoning, command output, file contents), where joiners inside emoji stay.
  */
 export function visible(text: string): string {
-  return text.replace(CONTROL, (c) => c === "\r\n" ? "\n" : hex(c)).replace(BIDI, codePoint);
+  return text.replace(CONTROL, control).replace(BIDI, codePoint);
 }
 
 /**
@@ -61,7 +64,7 @@ export function visible(text: string): string {
  * exactly (a command to approve, a path, a tool's name).
  */
 export function visibleExact(text: string): string {
-  return text.replace(CONTROL, (c) => c === "\r\n" ? "\n" : hex(c)).replace(FORMAT, codePoint);
+  return text.replace(CONTROL, control).replace(FORMAT, codePoint);
 }
 
 /** `value` with every string in it (keys too) passed through `visibleExact`. */
