@@ -29,6 +29,7 @@
  * @module
  */
 
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 
 /** Most bytes of one instruction file put in the prompt. */
@@ -157,21 +158,34 @@ function capped(path: string, bytes: Uint8Array, size: number): string {
   return `${text.endsWith("\n") ? text : text + "\n"}[cut: ${path} is ${size} bytes]`;
 }
 
-/** Reads one file: at most the cap (plus one byte, to know it was cut); which file it was. */
-async function readCapped(
-  path: string,
-): Promise<{ bytes: Uint8Array; size: number; dev: number; ino: number | null }> {
-  using file = await Deno.open(path, { read: true });
-  const opened = await file.stat();
-  const size = opened.size;
-  const buffer = new Uint8Array(Math.min(size, INSTRUCTIONS_MAX_BYTES + 1));
-  let filled = 0;
-  while (filled < buffer.length) {
-    const n = await file.read(buffer.subarray(filled));
-    if (n === null) break;
-    filled += n;
+/**
+ * Reads the file at the real path `real`: at most the cap (plus one byte, to know it was cut).
+ * Opened without following a last link and without blocking (a FIFO swapped in after the
+ * checks opens at once and is refused here, instead of hanging the start); undefined unless
+ * the opened file is a regular file with the device and inode that were checked.
+ */
+export function readCapped(
+  real: string,
+  checked: Deno.FileInfo,
+): { bytes: Uint8Array; size: number } | undefined {
+  const fd = openSync(real, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  try {
+    const opened = fstatSync(fd);
+    if (!opened.isFile() || opened.dev !== checked.dev || opened.ino !== checked.ino) {
+      return undefined;
+    }
+    const size = opened.size;
+    const buffer = new Uint8Array(Math.min(size, INSTRUCTIONS_MAX_BYTES + 1));
+    let filled = 0;
+    while (filled < buffer.length) {
+      const n = readSync(fd, buffer, filled, buffer.length - filled, null);
+      if (n === 0) break;
+      filled += n;
+    }
+    return { bytes: buffer.subarray(0, filled), size };
+  } finally {
+    closeSync(fd);
   }
-  return { bytes: buffer.subarray(0, filled), size, dev: opened.dev, ino: opened.ino };
 }
 
 /** The protected paths as compared: as given and resolved, folded as `tools/_paths.ts` does. */
@@ -214,8 +228,8 @@ async function readOne(
   try {
     const info = await Deno.stat(path);
     if (!info.isFile) return { path, reason: "not a regular file" };
+    const real = await Deno.realPath(path);
     if (checks !== undefined) {
-      const real = await Deno.realPath(path);
       const { within, guarded, uid } = checks;
       if (!inside(within, real)) {
         return { path, reason: `it resolves to ${real}, outside the repository ${within}` };
@@ -241,11 +255,11 @@ async function readOne(
         };
       }
     }
-    const { bytes, size, dev, ino } = await readCapped(path);
-    if (dev !== info.dev || ino !== info.ino) {
+    const read = readCapped(real, info);
+    if (read === undefined) {
       return { path, reason: "it was replaced while it was being read; start again" };
     }
-    return { path, scope, bytes: size, text: capped(path, bytes, size) };
+    return { path, scope, bytes: read.size, text: capped(path, read.bytes, read.size) };
   } catch (error) {
     return { path, reason: (error as Error).message };
   }

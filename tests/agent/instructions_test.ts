@@ -9,6 +9,7 @@ import {
   INSTRUCTIONS_MAX_BYTES,
   instructionsPrompt,
   loadInstructions,
+  readCapped,
   withInstructions,
 } from "../../agent/instructions.ts";
 import { assert, assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
@@ -277,3 +278,33 @@ Deno.test("loadInstructions() reads invalid UTF-8, NUL bytes and escapes as text
   assertEquals(file!.text, "a\x00b\x1b]52;c;eA==\x07\uFFFD\uFFFDz\n");
   assertEquals(file!.bytes, bytes.length);
 });
+
+// The checks stat the file, then it is opened: a FIFO (or a link) swapped in between must
+// neither block the session's start nor be read.
+Deno.test("readCapped() neither waits on nor reads a file swapped in after the checks", async () => {
+  await using t = await tree({ "ws/AGENTS.md": "checked\n", "ws/other.md": "other\n" });
+  const path = join(t.root, "ws/AGENTS.md");
+  const checked = await Deno.stat(path);
+  assertEquals(new TextDecoder().decode(readCapped(path, checked)!.bytes), "checked\n");
+  // Kept under another name, so its inode is not handed to a file made below.
+  await Deno.rename(path, join(t.root, "ws/kept.md"));
+  const made = await new Deno.Command("mkfifo", { args: [path] }).output();
+  assert(made.success, "mkfifo failed");
+  assertEquals(readCapped(path, checked), undefined);
+  await Deno.remove(path);
+  await Deno.symlink(join(t.root, "ws/other.md"), path);
+  assertThrowsCode(() => readCapped(path, checked), "ELOOP");
+  await Deno.remove(path);
+  await Deno.writeTextFile(path, "a new file at the same name\n");
+  assertEquals(readCapped(path, checked), undefined);
+});
+
+function assertThrowsCode(fn: () => unknown, code: string): void {
+  try {
+    fn();
+  } catch (error) {
+    assertEquals((error as { code?: string }).code, code);
+    return;
+  }
+  throw new Error(`expected an ${code} error`);
+}
