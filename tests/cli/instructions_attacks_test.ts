@@ -191,3 +191,20 @@ Deno.test("chat names the instruction files it read before the first turn, the m
   const hint = header.indexOf("Type a task, /help for commands, Ctrl+D to leave.");
   assertEquals(header[hint - 1], `instructions: ${ws.path("AGENTS.md")}`);
 });
+
+Deno.test("doctor names a skipped instruction file's link target as text, never as escapes", async () => {
+  await using s = await scene();
+  const target = s.path(`secret${"\x1b"}]52;c;ZXZpbA==\x07`);
+  await write(target, "not for the prompt\n");
+  const ws = s.path("ws");
+  await Deno.mkdir(join(ws, ".git"), { recursive: true });
+  await Deno.symlink(target, join(ws, "AGENTS.md"));
+  await using server = startFakeAnthropic([]);
+  const out = await runCli(["--workspace", ws, "doctor"], { env: s.env(server) });
+  const line = out.stdout.split("\n").find((l) => l.includes("instructions"));
+  assertEquals(
+    line?.replace(/^\S+\s+instructions\s+/, ""),
+    `skipped ${join(ws, "AGENTS.md")}: it resolves to ${s.path("secret")}\\x1b]52;c;ZXZpbA==` +
+      `\\x07, outside the repository ${ws}`,
+  );
+});
