@@ -224,11 +224,16 @@ async function readOne(
   path: string,
   scope: InstructionFile["scope"],
   checks?: ProjectChecks,
+  owner?: number,
 ): Promise<InstructionFile | SkippedInstruction> {
   try {
     const info = await Deno.stat(path);
     if (!info.isFile) return { path, reason: "not a regular file" };
     const real = await Deno.realPath(path);
+    // The user's own file: theirs (or root's), and not one every user may write.
+    if (owner !== undefined && !trusted(info, owner)) {
+      return { path, reason: `${ownerNote(info, owner)}: your instructions must be your own file` };
+    }
     if (checks !== undefined) {
       const { within, guarded, uid } = checks;
       if (!inside(within, real)) {
@@ -273,11 +278,11 @@ export async function loadInstructions(sources: InstructionSources): Promise<Ins
     if ("text" in result) files.push(result);
     else skipped.push(result);
   };
+  const uid = sources.uid ?? Deno.uid() ?? 0;
   if (sources.userDir !== undefined) {
     const path = join(sources.userDir, "AGENTS.md");
-    if (await exists(path)) keep(await readOne(path, "user"));
+    if (await exists(path)) keep(await readOne(path, "user", undefined, uid));
   }
-  const uid = sources.uid ?? Deno.uid() ?? 0;
   const dirs = await instructionDirs(sources.workspace, uid, keep);
   const root = dirs[0]!;
   const realRoot = await Deno.realPath(root).catch(() => root);

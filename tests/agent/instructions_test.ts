@@ -308,3 +308,23 @@ function assertThrowsCode(fn: () => unknown, code: string): void {
   }
   throw new Error(`expected an ${code} error`);
 }
+
+// XDG_CONFIG_HOME on a shared directory, or a config file another user may write
+// (anthropics/claude-code#21674: a user-level instruction file any process can change).
+Deno.test("loadInstructions() reads the user's file only when it is theirs and not writable by all", async () => {
+  await using t = await tree({ "config/rousseau/AGENTS.md": "user: be brief", "ws/": "" });
+  const path = join(t.root, "config/rousseau/AGENTS.md");
+  const load = () =>
+    loadInstructions({ workspace: join(t.root, "ws"), userDir: join(t.root, "config/rousseau") });
+  assertEquals((await load()).files.map((f) => f.text), ["user: be brief"]);
+  await Deno.chmod(path, 0o666);
+  assertEquals((await load()).skipped.map((s) => [s.path, s.reason]), [
+    [path, "every user may write it: your instructions must be your own file"],
+  ]);
+  await Deno.chmod(path, 0o644);
+  await chown(path, 4242);
+  assertEquals((await load()).skipped.map((s) => s.reason), [
+    `it belongs to uid 4242, not to you (uid ${Deno.uid()}) or root: your instructions must ` +
+    "be your own file",
+  ]);
+});
