@@ -25,7 +25,7 @@ export {
   type Rule,
 } from "./rules.ts";
 export { canonicalJson } from "./canonical_json.ts";
-export { visible } from "./terminal_text.ts";
+export { jsonVisible, visible, visibleExact, visibleValue } from "./visible.ts";
 export { type PathScope, pathScope } from "./path_scope.ts";
 export {
   type Assignment,

@@ -9,10 +9,10 @@
 import { resolve } from "node:path";
 import { type AskOperator, evaluate } from "./approver.ts";
 import { compilePolicy } from "./rules.ts";
-import { visible } from "./terminal_text.ts";
 import { DYNAMIC, splitCommands } from "./shell.ts";
 import { changeDiff, changeLines, outputTail } from "./preview.ts";
 import type { ApprovalRequest, Decision, Preview, RuleConfig } from "./types.ts";
+import { visible, visibleExact } from "./visible.ts";
 
 /** Terminal I/O the prompt uses; injected so tests can drive it. */
 export interface PromptIo {
@@ -106,9 +106,9 @@ export async function grantsFor(
 
 function describeGrants(grants: readonly SessionGrant[]): string {
   if (grants.length === 0) return "";
-  if (grants[0]!.rule.path !== undefined) return `changes to ${grants[0]!.what}`;
-  if (grants[0]!.what === "*") return grants[0]!.tool;
-  return grants.map((g) => g.what).join(", ");
+  if (grants[0]!.rule.path !== undefined) return `changes to ${visibleExact(grants[0]!.what)}`;
+  if (grants[0]!.what === "*") return visibleExact(grants[0]!.tool);
+  return grants.map((g) => visibleExact(g.what)).join(", ");
 }
 
 const RED = "\x1b[31m";
@@ -121,10 +121,9 @@ function paint(color: boolean, code: string, text: string): string {
   return color ? `${code}${text}${RESET}` : text;
 }
 
+/** A unified diff of file contents, made visible (`visible.ts`), then coloured. */
 function colourDiff(patch: string, color: boolean): string {
-  return patch.split("\n").slice(2).map((raw) => {
-    // File content is untrusted: made visible before any colour of ours is added.
-    const line = visible(raw);
+  return visible(patch).split("\n").slice(2).map((line) => {
     if (line.startsWith("+++") || line.startsWith("---")) return paint(color, BOLD, line);
     if (line.startsWith("+")) return paint(color, GREEN, line);
     if (line.startsWith("-")) return paint(color, RED, line);
@@ -133,13 +132,29 @@ function colourDiff(patch: string, color: boolean): string {
   }).join("\n");
 }
 
-/** What the call will do, as the operator should see it. */
+/**
+ * `text` with each run of three or more blank lines shown as one line saying how many: a
+ * command padded with a screenful of newlines would otherwise push its first lines (and the
+ * heading) out of sight, leaving only a harmless-looking tail above the choices.
+ */
+function foldBlankLines(text: string): string {
+  return text.replace(
+    /(?:\n[ \t]*){4,}/g,
+    (run) => `\n… ${run.split("\n").length - 2} blank lines …\n`,
+  );
+}
+
+/**
+ * What the call will do, as the operator should see it. Everything in it came from the model
+ * (or the files it wrote): shown through `visible.ts`, so no escape sequence, carriage return
+ * or bidi control can make the command or path read as another one.
+ */
 export async function describeCall(request: ApprovalRequest, io: PromptIo): Promise<string> {
   const input = (request.input ?? {}) as Record<string, unknown>;
   const text = (key: string) => typeof input[key] === "string" ? input[key] as string : undefined;
   const path = text("path");
   if (request.tool === "bash" && text("command") !== undefined) {
-    return `$ ${visible(text("command")!)}`;
+    return `$ ${foldBlankLines(visibleExact(text("command")!))}`;
   }
   if ((request.tool === "write" || request.tool === "edit") && path !== undefined) {
     const before = await io.readFile(path);
@@ -152,8 +167,8 @@ export async function describeCall(request: ApprovalRequest, io: PromptIo): Prom
         : before.slice(0, at) + text("new_string") + before.slice(at + text("old_string")!.length);
     }
     if (after === undefined) {
-      return `${visible(path)}\n(the change cannot be previewed: ${
-        visible(request.canonical ?? "")
+      return `${visibleExact(path)}\n(the change cannot be previewed: ${
+        visibleExact(request.canonical ?? "")
       })`;
     }
     // The diff library loads only when a preview is shown.
@@ -166,11 +181,16 @@ export async function describeCall(request: ApprovalRequest, io: PromptIo): Prom
       before === undefined ? "new file" : "",
       "",
     );
-    return `${visible(path)}${before === undefined ? " (new file)" : ""}\n${
+    return `${visibleExact(path)}${before === undefined ? " (new file)" : ""}\n${
       colourDiff(patch, io.color)
     }`;
   }
-  return visible(request.canonical ?? JSON.stringify(request.input));
+  return visibleExact(request.canonical ?? JSON.stringify(request.input));
+}
+
+/** The heading's reason in brackets, unless it only repeats the heading. */
+function because(decision: Decision, heading: string): string {
+  return decision.reason && decision.reason !== heading ? ` (${visible(decision.reason)})` : "";
 }
 
 /**
@@ -190,11 +210,9 @@ export function createPromptOperator(io: PromptIo): PromptOperator {
     if (await isGranted(request)) return true;
     if (request.preview !== undefined) return await askPreview(request, request.preview, decision);
     const what = await describeCall(request, io);
-    const heading = `${request.tool} needs approval`;
+    const heading = `${visibleExact(request.tool)} needs approval`;
     // The default ask reason is the heading itself; say it once.
-    const why = decision.reason && decision.reason !== heading
-      ? ` (${visible(decision.reason)})`
-      : "";
+    const why = because(decision, `${request.tool} needs approval`);
     const grants = await grantsFor(request, resolvePath);
     const session = grants.length === 0
       ? ""
@@ -232,10 +250,8 @@ export function createPromptOperator(io: PromptIo): PromptOperator {
    */
   const askPreview = async (request: ApprovalRequest, preview: Preview, decision: Decision) => {
     const root = io.root?.();
-    const heading = `${request.tool} needs approval`;
-    const why = decision.reason && decision.reason !== heading
-      ? ` (${visible(decision.reason)})`
-      : "";
+    const heading = `${visibleExact(request.tool)} needs approval`;
+    const why = because(decision, `${request.tool} needs approval`);
     const grants = await grantsFor(request, resolvePath);
     const session = grants.length === 0
       ? ""
@@ -246,7 +262,7 @@ export function createPromptOperator(io: PromptIo): PromptOperator {
       `\n${paint(io.color, BOLD, heading)}${why}\n${await describeCall(request, io)}\n` +
         `it ran in a preview; nothing has reached the workspace yet. Output:\n` +
         `${visible(outputTail(preview.output))}\nChanges:\n${
-          visible(await changeLines(preview, root))
+          visibleExact(await changeLines(preview, root))
         }\n` +
         choices,
     );

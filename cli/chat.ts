@@ -16,7 +16,8 @@ import { createInterface, type Interface } from "node:readline";
 import process from "node:process";
 import { join } from "node:path";
 import type { AgentEvent } from "../agent/types.ts";
-import { createPromptOperator, visible } from "../approver/mod.ts";
+import { createPromptOperator } from "../approver/mod.ts";
+import { visible, visibleExact, visibleValue } from "../approver/visible.ts";
 import { type AgentFlags, openAgent } from "./agent_setup.ts";
 import { EXIT } from "./errors.ts";
 import { compactionLine, gaugeLine } from "./context_gauge.ts";
@@ -42,6 +43,30 @@ const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", 
 
 function paint(color: boolean, code: string, text: string): string {
   return color ? `\x1b[${code}m${text}\x1b[0m` : text;
+}
+
+/**
+ * `event` with what the model, the tools and the provider said made safe to show
+ * (approver/visible.ts): chat takes every model- and tool-originated text for the terminal
+ * from here (the approval prompt does the same in approver/prompt.ts). Escape sequences,
+ * carriage returns, C1 and bidi controls are shown as text, never sent as they are.
+ */
+export function shownEvent(event: AgentEvent): AgentEvent {
+  switch (event.type) {
+    case "text":
+    case "thinking":
+      return { ...event, text: visible(event.text) };
+    case "tool_use_start":
+      return { ...event, name: visibleExact(event.name) };
+    case "tool_use":
+      return { ...event, name: visibleExact(event.name), input: visibleValue(event.input) };
+    case "tool_result":
+      return { ...event, name: visibleExact(event.name), output: visible(event.output) };
+    case "retry":
+      return { ...event, reason: visible(event.reason) };
+    default:
+      return event;
+  }
 }
 
 /** What a tool call is about, in a few words: `bash  npm test`. */
@@ -219,6 +244,13 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
           tty ? process.stdout.columns ?? 80 : Infinity,
         ),
       ) + "\n" +
+      // The files that steer the model this session (a file an earlier session's model wrote
+      // included), named before the first turn.
+      (agent.instructions.files.length === 0 ? "" : paint(
+        color,
+        "2",
+        `instructions: ${agent.instructions.files.map((f) => visibleExact(f.path)).join(", ")}`,
+      ) + "\n") +
       (piped ? "" : paint(color, "2", "Type a task, /help for commands, Ctrl+D to leave.") + "\n"),
   );
 
@@ -407,7 +439,7 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
         const rules = (["deny", "ask", "allow"] as const).flatMap((list) =>
           p.lists[list].map((rule) => `  ${rule.label}  ${JSON.stringify(rule.source)}`)
         );
-        const grants = operator.grants().map((g) => `  ${g.tool}  ${g.what}\n`);
+        const grants = operator.grants().map((g) => `  ${g.tool}  ${visibleExact(g.what)}\n`);
         out(
           `mode ${p.mode}${p.mode === "pattern" ? `, default ${p.default}` : ""}\n` +
             (rules.length > 0 ? rules.join("\n") + "\n" : "") +
@@ -447,7 +479,7 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
           summarySeen = agent.context.summaryUsage;
           out(paint(color, "2", `(the next turns go to ${agent.provider.name}/${arg})`) + "\n");
         } catch (error) {
-          out(paint(color, "31", `/model: ${(error as Error).message}`) + "\n");
+          out(paint(color, "31", visible(`/model: ${(error as Error).message}`)) + "\n");
         }
         return true;
       case "/exit":
@@ -478,7 +510,7 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
           "\n",
       );
     } catch (error) {
-      out(paint(color, "31", `compact failed: ${(error as Error).message}`) + "\n");
+      out(paint(color, "31", visible(`compact failed: ${(error as Error).message}`)) + "\n");
     } finally {
       turn = undefined;
     }
@@ -490,7 +522,7 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
     midLine = false;
     thinking = false;
     modelSpinner();
-    const result = await agent.turn(text, turnSignal, onEvent);
+    const result = await agent.turn(text, turnSignal, (event) => onEvent(shownEvent(event)));
     stopModelSpinner();
     spinner?.stop();
     spinner = undefined;
@@ -499,7 +531,9 @@ export async function chatCommand(flags: AgentFlags, signal: AbortSignal): Promi
     if (midLine) out("\n");
     midLine = false;
     if (result.subtype === "cancelled") out(paint(color, "33", "(cancelled)") + "\n");
-    else if (result.subtype !== "success") out(paint(color, "31", result.result) + "\n");
+    else if (result.subtype !== "success") {
+      out(paint(color, "31", visible(result.result)) + "\n");
+    }
     const { total, turnCost } = account(result.usage);
     // The quiet line: what the turn read and wrote, the context, and the cost when known.
     if (tty) {

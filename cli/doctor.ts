@@ -15,6 +15,7 @@ import { type Config, loadConfig } from "./config.ts";
 import { EXIT } from "./errors.ts";
 import { type GlobalFlags, workspaceFrom } from "./options.ts";
 import { writeStdout } from "./output.ts";
+import { visible } from "../approver/visible.ts";
 import { type PolicyFlags, resolvePolicy } from "./policy.ts";
 import { probeSandbox, resolveSandbox, sandboxForRoots, type SandboxReport } from "./sandbox.ts";
 import { contextChecks } from "./context_doctor.ts";
@@ -426,7 +427,8 @@ export async function doctorCommand(flags: DoctorFlags): Promise<number> {
   }
   const width = Math.max(...checks.map((c) => c.name.length));
   const lines = checks.map((c) =>
-    `${c.ok ? (c.warn ? "warn" : "ok  ") : "FAIL"}  ${c.name.padEnd(width)}  ${c.detail}`
+    // Details quote paths (instruction files, links' targets) and servers' errors: shown as text.
+    `${c.ok ? (c.warn ? "warn" : "ok  ") : "FAIL"}  ${c.name.padEnd(width)}  ${visible(c.detail)}`
   );
   await writeStdout(lines.join("\n") + "\n");
   return checks.every((c) => c.ok) ? EXIT.ok : EXIT.failure;

@@ -6,7 +6,8 @@
  */
 
 import { UsageError } from "./errors.ts";
-import { printable, writeSync } from "./output.ts";
+import { writeSync } from "./output.ts";
+import { jsonVisible, visible } from "../approver/visible.ts";
 
 /** Log levels, lowest first. */
 export const LEVELS = ["debug", "info", "warn", "error"] as const;
@@ -53,10 +54,14 @@ export function createLogger(
   }
   const min = LEVELS.indexOf(level as Level);
   const enabled = (l: Level) => LEVELS.indexOf(l) >= min;
+  // Messages quote tool calls, tool errors and provider errors: nothing in them reaches the
+  // terminal as a control (approver/visible.ts); the JSON form stays the same JSON value.
   const write = (l: Level, message: string, fields: Record<string, unknown>) => {
     const line = format === "json"
-      ? JSON.stringify({ time: new Date().toISOString(), level: l, msg: message, ...fields })
-      : `rousseau: ${printable(message)}`;
+      ? jsonVisible(
+        JSON.stringify({ time: new Date().toISOString(), level: l, msg: message, ...fields }),
+      )
+      : `rousseau: ${visible(message)}`;
     writeSync("stderr", line + "\n");
   };
   return {

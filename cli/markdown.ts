@@ -49,6 +49,14 @@ export function markdownRenderer(options: { color: boolean; width: () => number 
           ) + "\n\n";
         },
         checkbox: ({ checked }) => checked ? "[x] " : "[ ] ",
+        // A link always shows its address: marked-terminal sends an OSC 8 hyperlink where the
+        // terminal supports them (iTerm2, VTE, Windows Terminal), and its text, which the
+        // model chose, could then stand for any other address.
+        link(token) {
+          const text = this.parser.parseInline(token.tokens);
+          const href = chalk.blue.underline(token.href);
+          return stripVTControlCharacters(text) === token.href ? href : `${text} (${href})`;
+        },
       },
     });
     const out = marked.parse(markdown, { async: false }) as string;

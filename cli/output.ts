@@ -31,19 +31,6 @@ export function writeSync(to: "stdout" | "stderr", text: string): void {
   while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
 }
 
-/**
- * `text` with the characters a terminal acts on (C0 controls but tab and newline, DEL, C1)
- * written as `\xHH`: text from outside (an MCP server's stderr or tool description, a
- * custom module's) can then not move the cursor, retitle or clear the screen, or write the
- * clipboard (OSC 52) when it is shown.
- */
-export function printable(text: string): string {
-  return text.replace(
-    /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g,
-    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`,
-  );
-}
-
 /** Whether stderr may be coloured (a terminal, and NO_COLOR unset). */
 export function useColor(): boolean {
   return Deno.stderr.isTerminal() && !Deno.env.get("NO_COLOR");

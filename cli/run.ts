@@ -8,7 +8,7 @@
  */
 
 import type { AgentEvent, TurnResult } from "../agent/types.ts";
-import { createPromptOperator, visible } from "../approver/mod.ts";
+import { createPromptOperator } from "../approver/mod.ts";
 import { addUsage } from "../providers/types.ts";
 import { parseDuration } from "../tools/hosting.ts";
 import { type AgentFlags, openAgent } from "./agent_setup.ts";
@@ -18,6 +18,7 @@ import { EXIT, UsageError } from "./errors.ts";
 import { compactionLine } from "./context_gauge.ts";
 import { layersLine } from "./layers.ts";
 import { createLineReader, useColor, writeStderr, writeStdout, writeSync } from "./output.ts";
+import { jsonVisible, visible } from "../approver/visible.ts";
 
 /** Flags of `run`. */
 export interface RunFlags extends AgentFlags {
@@ -48,8 +49,9 @@ async function readPrompt(prompt: string | undefined): Promise<{ text: string; p
   }
 }
 
+/** One JSON line; DEL, C1 and bidi characters escaped too (approver/visible.ts), same value. */
 function line(value: unknown): void {
-  writeSync("stdout", JSON.stringify(value) + "\n");
+  writeSync("stdout", jsonVisible(JSON.stringify(value)) + "\n");
 }
 
 /** Runs the `run` command and returns its exit code. */
@@ -217,21 +219,26 @@ export async function runCommand(
     },
   };
   if (output === "text") {
+    // The model's text, exact when piped (it is the promised output); on a terminal its
+    // controls are shown as text (approver/visible.ts), never obeyed.
+    const shown = Deno.stdout.isTerminal() ? visible : (t: string) => t;
     if (subtype === "success") {
-      await writeStdout(result.endsWith("\n") || result === "" ? result : result + "\n");
+      await writeStdout(shown(result.endsWith("\n") || result === "" ? result : result + "\n"));
     } else if (subtype === "error_deadline") {
-      if (result !== "") await writeStdout(result.endsWith("\n") ? result : result + "\n");
+      if (result !== "") await writeStdout(shown(result.endsWith("\n") ? result : result + "\n"));
       await writeStderr(
         `rousseau: run: deadline of ${flags.deadline} reached; session ${sessionId} saved`,
       );
     } else {
-      await writeStderr(`rousseau: ${result}`);
+      await writeStderr(`rousseau: ${visible(result)}`);
     }
     if (code === RUN_EXIT.denied) {
       await writeStderr(
-        `rousseau: ${turn.denials.length} tool call(s) denied: ` +
-          turn.denials.map((d) => `${d.tool} (${d.rule}: ${d.reason})`).join("; ") +
-          " (pass --denials-ok to accept)",
+        visible(
+          `rousseau: ${turn.denials.length} tool call(s) denied: ` +
+            turn.denials.map((d) => `${d.tool} (${d.rule}: ${d.reason})`).join("; ") +
+            " (pass --denials-ok to accept)",
+        ),
       );
     }
   } else {

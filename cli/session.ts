@@ -4,6 +4,8 @@
  * @module
  */
 
+// Stored messages hold what models and the files they read said: shown through visible().
+import { visible } from "../approver/visible.ts";
 import type { Message } from "../providers/types.ts";
 import type { ContextRecord } from "../agent/context.ts";
 import { openSessionStore, type SessionInfo } from "../agent/session_store.ts";
@@ -14,7 +16,6 @@ import { type Config, loadConfig } from "./config.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import type { GlobalFlags } from "./options.ts";
 import { writeStdout } from "./output.ts";
-import { visible } from "../approver/terminal_text.ts";
 
 /** Flags of `session`. */
 export interface SessionFlags extends GlobalFlags {

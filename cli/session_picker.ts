@@ -11,6 +11,7 @@ import process from "node:process";
 import type { SessionInfo } from "../agent/session_store.ts";
 import { age } from "./session.ts";
 import { writeSync } from "./output.ts";
+import { visible } from "../approver/visible.ts";
 
 /** How many sessions are offered. */
 const SHOWN = 20;
@@ -22,7 +23,8 @@ export function pickList(sessions: readonly SessionInfo[], now: number): string 
   const ages = shown.map((s) => age(s.updatedAt, now));
   const ageWidth = Math.max(...ages.map((a) => a.length));
   return shown.map((s, i) => {
-    const title = s.title.replace(/\s+/g, " ");
+    // The first prompt may be a piped file's text: its controls are shown, never obeyed.
+    const title = visible(s.title.replace(/\s+/g, " "));
     return `  ${String(i + 1).padStart(width)}  ${ages[i]!.padEnd(ageWidth)}  ${
       `${s.turns} turn${s.turns === 1 ? "" : "s"}`.padStart(9)
     }  ${title.length > 70 ? `${title.slice(0, 69)}…` : title}\n`;

@@ -22,6 +22,7 @@ import { observedBy } from "./layers.ts";
 import { openAuditLog } from "./audit_log.ts";
 import { type GlobalFlags, type LimitFlags, toolContextFrom } from "./options.ts";
 import { createLineReader, useColor, writeStderr, writeStdout } from "./output.ts";
+import { jsonVisible, visible } from "../approver/visible.ts";
 import { checkToolNames, type PolicyFlags, resolvePolicy } from "./policy.ts";
 
 /** Flags of `tool`. */
@@ -172,9 +173,12 @@ async function callWith(
     )
     : decoded;
   if (flags.json) {
-    await writeStdout(JSON.stringify({ output: result.output, is_error: result.isError }) + "\n");
+    await writeStdout(
+      jsonVisible(JSON.stringify({ output: result.output, is_error: result.isError })) + "\n",
+    );
   } else if (result.isError) {
-    await writeStderr(result.output);
+    // An error quotes the input (a path, a pattern): shown, never obeyed by the terminal.
+    await writeStderr(visible(result.output));
   } else {
     // Exactly the output for pipes and scripts; at a terminal, end on a line break so the
     // shell's prompt does not glue onto `edited … (1 replacement)`.

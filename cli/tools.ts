@@ -10,7 +10,8 @@ import { EXIT } from "./errors.ts";
 import { createLogger, type LogFlags } from "./log.ts";
 import { openMcpSources, toolSourceOf } from "./mcp.ts";
 import { type GlobalFlags, toolContextFrom } from "./options.ts";
-import { printable, writeStdout } from "./output.ts";
+import { writeStdout } from "./output.ts";
+import { visible } from "../approver/visible.ts";
 
 /** Runs the `tools` command and returns its exit code. */
 export async function toolsCommand(
@@ -32,7 +33,7 @@ export async function toolsCommand(
   const lines = definitions.map((d) => {
     // One line each, shown as text: a description comes from a module or an MCP server.
     const summary = (d.description.split(/(?<=\.)\s/)[0] ?? d.description).replace(/\s+/g, " ");
-    return `${d.name.padEnd(width)}  ${printable(summary)}`;
+    return `${d.name.padEnd(width)}  ${visible(summary)}`;
   });
   await writeStdout(lines.join("\n") + "\n");
   return EXIT.ok;

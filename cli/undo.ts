@@ -25,6 +25,7 @@ import { type Config, loadConfig } from "./config.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import { type GlobalFlags, workspaceFrom } from "./options.ts";
 import { writeStderr, writeStdout } from "./output.ts";
+import { visible } from "../approver/visible.ts";
 
 /** Flags of `undo`. */
 export interface UndoFlags extends GlobalFlags {
@@ -273,7 +274,9 @@ export async function undoCommand(session: string | undefined, flags: UndoFlags)
       using _lock = await store.lock();
       records = settledTurns(store, sessionId, config.protectedPaths).filter(hasChanges);
     }
-    await writeStdout(flags.json ? listJson(sessionId, records) : listText(sessionId, records));
+    await writeStdout(
+      flags.json ? listJson(sessionId, records) : visible(listText(sessionId, records)),
+    );
     return EXIT.ok;
   }
   const report = await performUndo(config, sessionId, {
@@ -293,8 +296,9 @@ export async function undoCommand(session: string | undefined, flags: UndoFlags)
         conflicts: outcome.conflicts,
       }) + "\n",
     );
-  } else if (report.stdout !== "") await writeStdout(report.stdout);
-  for (const message of report.stderr) await writeStderr(`rousseau: ${message}`);
+  } else if (report.stdout !== "") await writeStdout(visible(report.stdout));
+  // Paths below come from the workspace, whose names the model's commands chose.
+  for (const message of report.stderr) await writeStderr(`rousseau: ${visible(message)}`);
   return report.code;
 }
 
@@ -323,11 +327,11 @@ export async function undoInChat(
       source: "chat",
       workspace,
     });
-    out(report.stdout);
+    out(visible(report.stdout));
     for (const message of report.stderr) {
-      out((color ? `\x1b[31m${message}\x1b[0m` : message) + "\n");
+      out((color ? `\x1b[31m${visible(message)}\x1b[0m` : visible(message)) + "\n");
     }
   } catch (error) {
-    out(`undo: ${error instanceof Error ? error.message : String(error)}\n`);
+    out(visible(`undo: ${error instanceof Error ? error.message : String(error)}`) + "\n");
   }
 }

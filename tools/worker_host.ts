@@ -304,6 +304,7 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
   });
   const modulePermissions = modules.length === 0 ? undefined : moduleWorkerPermissions(options);
   /** The modules' lane once open: a stuck module call stops it alone, not the built-ins. */
+  // deno-lint-ignore prefer-const -- set once both lanes are up; read earlier by onStuck's closure
   let moduleLane: Lane | undefined;
   const custom = modulePermissions === undefined ? undefined : (() => {
     const started = startToolWorker(modulePermissions);

@@ -219,6 +219,7 @@ Deno.test("an MCP server's stderr and descriptions cannot drive the terminal", a
   assertEquals(dying.code, 0, dying.stderr);
   const warning = dying.stderr.trim().split("\n");
   assertEquals(warning.length, 1, dying.stderr);
+  // deno-lint-ignore no-control-regex -- control characters are what must be absent
   assert(!/[\x00-\x08\x0b-\x1f\x7f-\x9f]/.test(dying.stderr), JSON.stringify(dying.stderr));
   assert(
     warning[0]!.endsWith(

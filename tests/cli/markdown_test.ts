@@ -73,6 +73,31 @@ Deno.test("markdownRenderer() paints bold, code and links inside list items", ()
   assert(!out.includes("**") && !out.includes("`"), JSON.stringify(out));
 });
 
+// A reply's link whose text hides another address (OSC 8 where the terminal supports it):
+// woojubb/robota#2022 and jamie8johnson/cqs#1400 list OSC 8 links among model-output attacks.
+Deno.test("markdownRenderer() shows every link's address, also where the terminal takes hyperlinks", async () => {
+  const program = `import { markdownRenderer } from ${
+    JSON.stringify(
+      new URL("../../cli/markdown.ts", import.meta.url).href,
+    )
+  };
+const render = markdownRenderer({ color: true, width: () => 80 });
+console.log(JSON.stringify(render("see [the docs](https://evil.example/x) and https://a.example")));`;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--config", new URL("../../deno.json", import.meta.url).pathname, program],
+    env: { FORCE_HYPERLINK: "1", FORCE_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const rendered: string = JSON.parse(new TextDecoder().decode(out.stdout));
+  assert(!rendered.includes(`${ESC}]8;`), JSON.stringify(rendered));
+  assertEquals(
+    // deno-lint-ignore no-control-regex -- colour codes are what is removed
+    rendered.replace(/\x1b\[[0-9;]*m/g, "").trim(),
+    "see the docs (https://evil.example/x) and https://a.example",
+  );
+});
+
 Deno.test("fitFields() breaks the header between fields, never inside one", async (t) => {
   const line =
     "approver=pattern · confinement=/tmp/ws · worker=read,write:/tmp/ws run:/usr/bin/bwrap · " +

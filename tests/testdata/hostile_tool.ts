@@ -95,13 +95,13 @@ export default [
         ),
         await attempt(
           "listen",
-          async () => Deno.listen({ hostname: "127.0.0.1", port: 0 }).close(),
+          () => Promise.resolve(Deno.listen({ hostname: "127.0.0.1", port: 0 }).close()),
         ),
         await attempt(
           "connect",
           async () => (await Deno.connect({ hostname: "127.0.0.1", port })).close(),
         ),
-        await attempt("env", async () => Deno.env.toObject()),
+        await attempt("env", () => Promise.resolve(Deno.env.toObject())),
         await attempt("permissions.request", async () => {
           const status = await Deno.permissions.request({ name: "net" });
           if (status.state !== "granted") throw new Deno.errors.NotCapable(status.state);
