@@ -1,6 +1,6 @@
 /**
  * The pids cgroup that bounds how many processes sandboxed bash may have
- * (`tools.bash.max_processes`): one cgroup per rousseau process, `<pids hierarchy>/rousseau/<pid>`,
+ * (`tools.bash.max_processes`): one cgroup per rousseau process, `<pids hierarchy>/rousseau/<pid>-<PID namespace>`,
  * made when the sandbox is resolved and removed when the process exits (and, after a crash, by
  * the next rousseau that finds it empty). Each sandboxed command writes its own pid into the
  * cgroup's member list first — the only file of the cgroup tree writable inside the sandbox — so
@@ -69,11 +69,35 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Removes the cgroups of rousseau processes that are gone (a crash skips the exit hook). */
-function sweep(parent: string): void {
+/**
+ * This process's PID namespace, as the inode of its nsfs file: a pid names a process only
+ * within one namespace. Undefined where /proc cannot tell (then nothing is swept).
+ */
+function pidNamespace(): number | undefined {
+  try {
+    return Deno.statSync(`/proc/${Deno.pid}/ns/pid`).ino ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `<pid>-<PID namespace>`: the name of a rousseau process's cgroup under `rousseau/`. */
+const NAME = /^(\d+)-(\d+)$/;
+
+/**
+ * Removes the cgroups of rousseau processes that are gone (a crash skips the exit hook).
+ *
+ * Hazard: only cgroups of this PID namespace are judged. A rousseau in another one (a
+ * container sharing the host's cgroup tree, `unshare --pid`) has pids this process cannot see:
+ * judged from here it would look dead, and its cgroup, empty between two bash calls, would be
+ * removed under it (its next call then failed with "cannot join the process-limit cgroup").
+ */
+function sweep(parent: string, namespace: number): void {
   try {
     for (const entry of Deno.readDirSync(parent)) {
-      if (!entry.isDirectory || !/^\d+$/.test(entry.name) || alive(Number(entry.name))) continue;
+      const name = NAME.exec(entry.name);
+      if (!entry.isDirectory || name === null || Number(name[2]) !== namespace) continue;
+      if (alive(Number(name[1]))) continue;
       try {
         Deno.removeSync(join(parent, entry.name));
       } catch {
@@ -111,12 +135,13 @@ function create(max: number): PidsResult {
     return { problem: "no cgroup hierarchy with the pids controller is mounted" };
   }
   const parent = join(hierarchy.mount, "rousseau");
-  const dir = join(parent, String(Deno.pid));
+  const namespace = pidNamespace();
+  const dir = join(parent, `${Deno.pid}-${namespace ?? "unknown"}`);
   try {
     if (hierarchy.version === 2) enablePids(hierarchy.mount);
     Deno.mkdirSync(parent, { recursive: true });
     if (hierarchy.version === 2) enablePids(parent);
-    sweep(parent);
+    if (namespace !== undefined) sweep(parent, namespace);
     Deno.mkdirSync(dir, { recursive: true });
     Deno.writeTextFileSync(join(dir, "pids.max"), String(max));
   } catch (error) {

@@ -79,3 +79,42 @@ Deno.test({
     assert(Number(/current=(\d+)/.exec(again.stdout)?.[1]) <= 5, again.stdout);
   },
 });
+
+Deno.test({
+  name: "process limit: a rousseau never removes the pids cgroup of one in another PID namespace",
+  ignore: !ROOT,
+  async fn() {
+    // A rousseau in another PID namespace (a container sharing the cgroup tree, `unshare
+    // --pid`) has pids this one cannot see. Its cgroup, empty between two calls, looked like a
+    // dead process's and was swept, so its next sandboxed call failed to join it.
+    await using s = await seat();
+    const first = await s.bash(FIND_CGROUP + 'echo "cg=$cg"');
+    assertEquals(first.code, 0, first.stdout + first.stderr);
+    const own = /cg=(\S+)\/\d+-\d+\n/.exec(first.stdout);
+    assert(own !== null, first.stdout);
+    const parent = own[1]!;
+    const namespace = (await Deno.stat("/proc/self/ns/pid")).ino!;
+    // Pids past any pid_max: dead in every namespace.
+    const other = `${parent}/99999999-${namespace + 1}`;
+    const dead = `${parent}/99999998-${namespace}`;
+    await Deno.mkdir(other);
+    await Deno.mkdir(dead);
+    try {
+      const second = await s.bash("true");
+      assertEquals(second.code, 0, second.stdout + second.stderr);
+      assert(await exists(other), "the other namespace's cgroup was swept");
+      assert(!(await exists(dead)), "a dead process of this namespace kept its cgroup");
+    } finally {
+      for (const dir of [other, dead]) await Deno.remove(dir).catch(() => {});
+    }
+  },
+});
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
