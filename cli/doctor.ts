@@ -107,7 +107,8 @@ async function wallChecks(report: SandboxReport, roots: readonly string[]): Prom
       warn: true,
       name: "bash walls",
       detail: "none: bash runs as rousseau's user with its rights; a process that detaches " +
-        "(setsid, double fork) can outlive the call; rousseau's environment (the API key) " +
+        "(setsid, double fork) can outlive the call unless rousseau is root on cgroup v2 (each " +
+        "call then has a cgroup of its own, killed with it); rousseau's environment (the API key) " +
         (report.environmentProblem === undefined
           ? "is kept from the same user (not dumpable), but not from root"
           : `is readable by the same user (${report.environmentProblem})`),

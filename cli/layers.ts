@@ -117,7 +117,7 @@ export function checkGrants(
 export function sandboxWalls(sandbox: Sandbox | undefined): string {
   if (sandbox === undefined) {
     return "bash unconfined: a process that detaches (setsid, double fork) can outlive the " +
-      "call, and as root it can read rousseau's environment";
+      "call unless rousseau is root on cgroup v2, and as root it can read rousseau's environment";
   }
   const pids = sandbox.pids === undefined
     ? "processes unlimited: no pids cgroup, see doctor"

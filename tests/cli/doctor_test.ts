@@ -159,6 +159,6 @@ Deno.test("doctor: without the sandbox it says what an unconfined bash can still
   assertEquals(run.code, 0, run.stdout);
   assertMatch(
     run.stdout,
-    /\nwarn +bash walls +none: bash runs as rousseau's user with its rights; a process that detaches \(setsid, double fork\) can outlive the call; rousseau's environment \(the API key\) is kept from the same user \(not dumpable\), but not from root\n/,
+    /\nwarn +bash walls +none: bash runs as rousseau's user with its rights; a process that detaches \(setsid, double fork\) can outlive the call unless rousseau is root on cgroup v2 \(each call then has a cgroup of its own, killed with it\); rousseau's environment \(the API key\) is kept from the same user \(not dumpable\), but not from root\n/,
   );
 });

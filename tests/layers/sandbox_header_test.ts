@@ -56,7 +56,8 @@ Deno.test("header: the sandbox's walls, the process limit, or what an unconfined
   assertStringIncludes(
     layersLine(describeLayers(policy, workspace, null, undefined)),
     " · sandbox=none (bash unconfined: a process that detaches (setsid, double fork) can " +
-      "outlive the call, and as root it can read rousseau's environment) · ",
+      "outlive the call unless rousseau is root on cgroup v2, and as root it can read rousseau's " +
+      "environment) · ",
   );
   // The walls ride outside the JSON: the layers object keeps the fields cli.md names.
   assertEquals(Object.keys(JSON.parse(JSON.stringify(limited))), [
