@@ -9,7 +9,6 @@
  * @module
  */
 
-import process from "node:process";
 import meta from "../deno.json" with { type: "json" };
 import {
   connectMcpServers,
@@ -41,6 +40,9 @@ import { createLogger, type LogFlags, type Logger } from "./log.ts";
 import { type GlobalFlags, type LimitFlags, toolContextFrom } from "./options.ts";
 import { checkToolNames, type PolicyFlags, resolvePolicy } from "./policy.ts";
 
+/** At most this many tool calls run at once; further requests wait in stdin. */
+export const MCP_MAX_CALLS = 32;
+
 /** Flags of `mcp`. */
 export interface McpFlags extends GlobalFlags, LimitFlags, PolicyFlags, LogFlags {}
 
@@ -67,6 +69,25 @@ export function toolSourceOf(host: WorkerHost, sources: McpSources, log: Logger)
     sources,
     (message, fields) => log.log("warn", message, fields),
   );
+}
+
+/**
+ * What is wrong with a request's params, in words (the transport answers it as Invalid
+ * params); undefined when the SDK may take it.
+ */
+export function checkCallParams(method: string, params: unknown): string | undefined {
+  if (method !== "tools/call") return undefined;
+  const p = params as Record<string, unknown> | undefined;
+  if (p === undefined) return `tools/call needs params {"name": string, "arguments": object}`;
+  if (typeof p.name !== "string") {
+    return `tools/call needs params.name, the tool's name as a string`;
+  }
+  const args = p.arguments;
+  if (args !== undefined && (typeof args !== "object" || args === null || Array.isArray(args))) {
+    const got = args === null ? "null" : Array.isArray(args) ? "an array" : typeof args;
+    return `tools/call params.arguments must be an object, got ${got}`;
+  }
+  return undefined;
 }
 
 /** Runs the `mcp` command until the client closes stdin (0) or a signal arrives. */
@@ -104,10 +125,10 @@ export async function mcpCommand(flags: McpFlags, signal: AbortSignal): Promise<
     source: "mcp",
   };
 
-  const [{ Server }, { StdioServerTransport }, { CallToolRequestSchema, ListToolsRequestSchema }] =
+  const [{ Server }, { LineTransport }, { CallToolRequestSchema, ListToolsRequestSchema }] =
     await Promise.all([
       import("@modelcontextprotocol/sdk/server/index.js"),
-      import("@modelcontextprotocol/sdk/server/stdio.js"),
+      import("./mcp_stdio.ts"),
       import("@modelcontextprotocol/sdk/types.js"),
     ]);
   // The low-level Server: the tools are already described by JSON Schema, which McpServer
@@ -121,8 +142,16 @@ export async function mcpCommand(flags: McpFlags, signal: AbortSignal): Promise<
     description: d.description,
     inputSchema: d.input_schema,
   }));
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
   const inFlight = new Set<Promise<unknown>>();
+  // Our own transport: bounded lines, an answer for every bad one, and stdin read only while
+  // fewer than MCP_MAX_CALLS calls run and stdout keeps up (see cli/mcp_stdio.ts).
+  const transport = new LineTransport(Deno.stdin.readable, Deno.stdout, {
+    running: () => inFlight.size,
+    maxRunning: MCP_MAX_CALLS,
+    calls: new Set(["tools/call"]),
+    checkParams: checkCallParams,
+  });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
   server.setRequestHandler(CallToolRequestSchema, async (request: CallToolRequest, extra: {
     readonly signal: AbortSignal;
   }) => {
@@ -139,6 +168,7 @@ export async function mcpCommand(flags: McpFlags, signal: AbortSignal): Promise<
       return { content: [{ type: "text", text: result.output }], isError: result.isError };
     } finally {
       inFlight.delete(call);
+      transport.wake();
     }
   });
   server.onerror = (error: Error) =>
@@ -148,31 +178,25 @@ export async function mcpCommand(flags: McpFlags, signal: AbortSignal): Promise<
   server.onclose = () => done.resolve();
   const onAbort = () => done.resolve();
   signal.addEventListener("abort", onAbort, { once: true });
-  // The SDK's transport does not watch for the end of stdin. At its end the client is done
-  // sending: the calls it already sent finish and are answered, then the server stops (a
-  // client that wants them stopped sends notifications/cancelled, or SIGTERM).
-  const onEnd = () => {
-    (async () => {
-      do {
-        // Requests read just before the end reach their handler a few ticks later.
-        await new Promise((resolve) => setTimeout(resolve, 0));
-        await Promise.allSettled([...inFlight]);
-      } while (inFlight.size > 0);
-      await new Promise((resolve) => process.stdout.write("", resolve));
-    })().finally(() => done.resolve());
-  };
-  process.stdin.once("end", onEnd);
-  process.stdin.once("close", onEnd);
+  // At the end of stdin the client is done sending: the calls it already sent finish and are
+  // answered, then the server stops (a client that wants them stopped sends
+  // notifications/cancelled, or SIGTERM).
+  transport.ended.then(async () => {
+    do {
+      // Requests read just before the end reach their handler a few ticks later.
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      await Promise.allSettled([...inFlight]);
+    } while (inFlight.size > 0 || transport.held > 0);
+    await transport.flushed();
+  }).finally(() => done.resolve());
   try {
     if (!signal.aborted) {
-      await server.connect(new StdioServerTransport());
+      await server.connect(transport);
       log.log("debug", `mcp: serving ${tools.length} tools on stdio`, { event: "mcp.start" });
       await done.promise;
     }
   } finally {
     signal.removeEventListener("abort", onAbort);
-    process.stdin.off("end", onEnd);
-    process.stdin.off("close", onEnd);
     // Closing aborts every handler's signal: running calls are cancelled, and awaited so
     // their processes are gone before the worker stops.
     await server.close().catch(() => {});

@@ -1,0 +1,451 @@
+/**
+ * The stdio transport of `rousseau mcp`: one JSON-RPC message per line in, one per line out,
+ * with bounded memory whatever the client sends or fails to read.
+ *
+ * Why not the SDK's `StdioServerTransport`: it reads stdin as fast as it comes and queues
+ * every answer in the stdout stream's buffer, so a client that sends calls without reading
+ * the answers grows the server without limit (1,500 reads of a 256 KiB file took it from
+ * 93 MB to 326 MB resident); a line over its 10 MB buffer closes the whole connection
+ * without a word; and a line that is not JSON, a batch, or a request with a bad id is
+ * dropped with no answer, so the client waits for ever.
+ *
+ * Here:
+ * - A line longer than {@linkcode MCP_MAX_MESSAGE_BYTES} is skipped up to its newline (never
+ *   held whole) and answered with an Invalid Request error; the next line is served.
+ * - A line that is not UTF-8 or not JSON gets a Parse error (-32700), a batch or anything that
+ *   is not a JSON-RPC 2.0 message an Invalid Request (-32600), with the request's id when it
+ *   has a usable one and `null` otherwise (JSON-RPC 2.0, section 5).
+ * - Backpressure: at most `maxRunning` tool calls run at once; calls read beyond them wait,
+ *   up to {@linkcode MCP_HELD_BYTES}, and stdin is read only while fewer than that wait and
+ *   fewer than {@linkcode MCP_OUTPUT_HIGH_WATER} bytes of answers wait for stdout. A client
+ *   that stops reading stops the server reading; memory stays bounded by those caps.
+ *   Notifications (a cancellation) pass the waiting calls.
+ *
+ * @module
+ */
+
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+
+/** The longest line (one message, newline excluded) the server takes: 32 MiB. */
+export const MCP_MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
+
+/** How deep a message may nest arrays and objects; tool inputs are flat, 64 is ample. */
+export const MCP_MAX_DEPTH = 64;
+
+/** Bytes of answers waiting for stdout above which the server stops reading stdin: 4 MiB. */
+export const MCP_OUTPUT_HIGH_WATER = 4 * 1024 * 1024;
+
+/**
+ * Bytes of tool calls read while {@linkcode StdioOptions.maxRunning} calls run, held until one
+ * finishes: 16 MiB. Reading goes on until then, so a `notifications/cancelled` behind them
+ * still arrives (it also drops a held call it names); past it, stdin waits.
+ */
+export const MCP_HELD_BYTES = 16 * 1024 * 1024;
+
+/** JSON-RPC 2.0 error codes used here. */
+export const JSONRPC_ERROR = {
+  parse: -32700,
+  invalidRequest: -32600,
+  invalidParams: -32602,
+} as const;
+
+/** What the transport needs from the server around it. */
+export interface StdioOptions {
+  /** How many tool calls run now (entered their handler and not finished). */
+  readonly running: () => number;
+  /** At most this many tool calls run at once; later ones wait (see MCP_HELD_BYTES). */
+  readonly maxRunning: number;
+  /** Methods whose requests count as tool calls (`tools/call`). */
+  readonly calls: ReadonlySet<string>;
+  /**
+   * Checks a request's params before it reaches the SDK (whose own schema failure answers
+   * with an Internal error and a dump of its validator): a string is sent back as an
+   * Invalid params error (-32602).
+   */
+  readonly checkParams?: (method: string, params: unknown) => string | undefined;
+}
+
+type Id = string | number;
+
+const DECODER = new TextDecoder("utf-8", { fatal: true });
+const ENCODER = new TextEncoder();
+const NEWLINE = 0x0a;
+
+/** A line-delimited JSON-RPC transport over a byte stream in and a writer out. */
+export class LineTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  readonly #input: ReadableStream<Uint8Array>;
+  readonly #output: { write(bytes: Uint8Array): Promise<number> };
+  readonly #options: StdioOptions;
+  #reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  #closed = false;
+  /** Bytes of answers handed to `send` and not yet written. */
+  #queued = 0;
+  #writing: Promise<void> = Promise.resolve();
+  /** Tool calls dispatched since the last turn of the event loop (not yet counted as running). */
+  #unsettled = 0;
+  #wake: (() => void) | undefined;
+  /** Tool calls read while the running cap was reached, oldest first, with their sizes. */
+  #held: { message: JSONRPCMessage; id: Id; size: number }[] = [];
+  #heldBytes = 0;
+  #draining = false;
+  #settling = false;
+  readonly #ended = Promise.withResolvers<void>();
+
+  constructor(
+    input: ReadableStream<Uint8Array>,
+    output: { write(bytes: Uint8Array): Promise<number> },
+    options: StdioOptions,
+  ) {
+    this.#input = input;
+    this.#output = output;
+    this.#options = options;
+  }
+
+  /** Resolves when the input ended (the client closed its end) or the transport closed. */
+  get ended(): Promise<void> {
+    return this.#ended.promise;
+  }
+
+  /** How many tool calls wait for room to start. */
+  get held(): number {
+    return this.#held.length;
+  }
+
+  /** Resolves when every answer sent so far is written. */
+  flushed(): Promise<void> {
+    return this.#writing;
+  }
+
+  /** Tells the reader a tool call finished: held calls may start, stdin may be read again. */
+  wake(): void {
+    this.#drain();
+    const wake = this.#wake;
+    this.#wake = undefined;
+    wake?.();
+  }
+
+  start(): Promise<void> {
+    this.#reader = this.#input.getReader();
+    this.#read().then(
+      () => this.#ended.resolve(),
+      (error) => {
+        if (!this.#closed) {
+          this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+        }
+        this.#ended.resolve();
+      },
+    );
+    return Promise.resolve();
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    const bytes = ENCODER.encode(JSON.stringify(message) + "\n");
+    this.#queued += bytes.length;
+    const written = this.#writing.then(async () => {
+      try {
+        if (this.#closed) return;
+        let at = 0;
+        while (at < bytes.length) at += await this.#output.write(bytes.subarray(at));
+      } catch (error) {
+        // The client's end is gone (a broken pipe): nothing more can reach it.
+        this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+        void this.close();
+      } finally {
+        this.#queued -= bytes.length;
+        this.wake();
+      }
+    });
+    this.#writing = written;
+    return written;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.wake();
+    await this.#reader?.cancel().catch(() => {});
+    this.#ended.resolve();
+    this.onclose?.();
+  }
+
+  /** Waits until stdin may be read: few enough answers queued and calls held. */
+  async #admit(): Promise<void> {
+    while (
+      !this.#closed &&
+      (this.#queued >= MCP_OUTPUT_HIGH_WATER || this.#heldBytes >= MCP_HELD_BYTES)
+    ) {
+      await new Promise<void>((resolve) => this.#wake = resolve);
+    }
+  }
+
+  /** Whether another tool call may start now: room among the running, and stdout keeps up. */
+  #room(): boolean {
+    return this.#options.running() + this.#unsettled < this.#options.maxRunning &&
+      this.#queued < MCP_OUTPUT_HIGH_WATER;
+  }
+
+  /**
+   * Counts a tool call handed to the server: it enters its handler (and `running`) a few
+   * microtasks later, so it counts here until the next turn of the event loop.
+   */
+  #dispatched(): void {
+    this.#unsettled++;
+    if (this.#settling) return;
+    this.#settling = true;
+    setTimeout(() => {
+      this.#settling = false;
+      this.#unsettled = 0;
+      this.#drain();
+    }, 0);
+  }
+
+  /** Starts held calls while there is room, oldest first. */
+  #drain(): void {
+    if (this.#draining) return;
+    this.#draining = true;
+    try {
+      while (this.#held.length > 0 && !this.#closed) {
+        // Without room: a finished call (wake) or the settling turn drains again.
+        if (!this.#room()) return;
+        const next = this.#held.shift()!;
+        this.#heldBytes -= next.size;
+        this.#dispatched();
+        this.#deliver(next.message);
+      }
+    } finally {
+      this.#draining = false;
+      // Held bytes went down: the reader may go on.
+      const wake = this.#wake;
+      this.#wake = undefined;
+      wake?.();
+    }
+  }
+
+  #deliver(message: JSONRPCMessage): void {
+    try {
+      this.onmessage?.(message);
+    } catch (error) {
+      this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  async #read(): Promise<void> {
+    const reader = this.#reader!;
+    /** The pieces of the line read so far, and their length. */
+    let parts: Uint8Array[] = [];
+    let size = 0;
+    /** The current line is over the cap: its bytes are dropped until its newline. */
+    let skipping = false;
+    for (;;) {
+      await this.#admit();
+      if (this.#closed) return;
+      const { value, done } = await reader.read();
+      if (done || this.#closed) break;
+      let from = 0;
+      while (from < value.length) {
+        const newline = value.indexOf(NEWLINE, from);
+        const end = newline === -1 ? value.length : newline;
+        if (!skipping) {
+          if (size + end - from > MCP_MAX_MESSAGE_BYTES) {
+            skipping = true;
+            parts = [];
+            size = 0;
+          } else if (end > from) {
+            parts.push(value.subarray(from, end));
+            size += end - from;
+          }
+        }
+        if (newline === -1) break;
+        from = newline + 1;
+        if (skipping) {
+          skipping = false;
+          this.#reject(
+            null,
+            JSONRPC_ERROR.invalidRequest,
+            `Invalid Request: the message is longer than ${MCP_MAX_MESSAGE_BYTES} bytes ` +
+              `(the limit of rousseau mcp); send smaller messages`,
+          );
+        } else {
+          const line = join(parts, size);
+          parts = [];
+          size = 0;
+          this.#line(line);
+        }
+        if (this.#queued >= MCP_OUTPUT_HIGH_WATER || this.#heldBytes >= MCP_HELD_BYTES) {
+          await this.#admit();
+        }
+        if (this.#closed) return;
+      }
+    }
+    // A last line without its newline is still a message.
+    if (skipping) {
+      this.#reject(
+        null,
+        JSONRPC_ERROR.invalidRequest,
+        `Invalid Request: the message is longer than ${MCP_MAX_MESSAGE_BYTES} bytes ` +
+          `(the limit of rousseau mcp); send smaller messages`,
+      );
+    } else if (size > 0) this.#line(join(parts, size));
+  }
+
+  /** Decodes, checks and hands on one line; answers what cannot be handed on. */
+  #line(bytes: Uint8Array): void {
+    let text: string;
+    try {
+      text = DECODER.decode(bytes);
+    } catch {
+      this.#reject(null, JSONRPC_ERROR.parse, "Parse error: the line is not valid UTF-8");
+      return;
+    }
+    if (text.trim() === "") return;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      this.#reject(
+        null,
+        JSONRPC_ERROR.parse,
+        `Parse error: ${error instanceof Error ? error.message : String(error)}`,
+      );
+      return;
+    }
+    if (Array.isArray(value)) {
+      this.#reject(
+        null,
+        JSONRPC_ERROR.invalidRequest,
+        "Invalid Request: JSON-RPC batches are not supported (MCP dropped them in protocol " +
+          "version 2025-06-18); send one message per line",
+      );
+      return;
+    }
+    if (typeof value !== "object" || value === null) {
+      this.#reject(null, JSONRPC_ERROR.invalidRequest, "Invalid Request: not a JSON object");
+      return;
+    }
+    const message = value as Record<string, unknown>;
+    const id = usableId(message.id);
+    const problem = shapeProblem(message) ??
+      (nestsDeeper(message, MCP_MAX_DEPTH)
+        ? `the message nests arrays and objects deeper than ${MCP_MAX_DEPTH} levels`
+        : schemaProblem(message));
+    if (problem !== undefined) {
+      this.#reject(id, JSONRPC_ERROR.invalidRequest, `Invalid Request: ${problem}`);
+      return;
+    }
+    const method = message.method;
+    if (typeof method === "string" && id !== null) {
+      const bad = this.#options.checkParams?.(method, message.params);
+      if (bad !== undefined) {
+        this.#reject(id, JSONRPC_ERROR.invalidParams, `Invalid params: ${bad}`);
+        return;
+      }
+      if (this.#options.calls.has(method)) {
+        if (this.#held.length > 0 || !this.#room()) {
+          this.#held.push({ message: message as JSONRPCMessage, id, size: bytes.length });
+          this.#heldBytes += bytes.length;
+          this.#drain();
+          return;
+        }
+        this.#dispatched();
+      }
+    } else if (method === "notifications/cancelled") {
+      // A held call that is cancelled never starts, and gets no answer (as a running one).
+      const named = (message.params as { requestId?: unknown } | undefined)?.requestId;
+      const at = this.#held.findIndex((h) => h.id === named);
+      if (at !== -1) {
+        this.#heldBytes -= this.#held[at]!.size;
+        this.#held.splice(at, 1);
+      }
+    }
+    this.#deliver(message as JSONRPCMessage);
+  }
+
+  #reject(id: Id | null, code: number, message: string): void {
+    void this.send({ jsonrpc: "2.0", id, error: { code, message } } as unknown as JSONRPCMessage);
+  }
+}
+
+function join(parts: Uint8Array[], size: number): Uint8Array {
+  if (parts.length === 1) return parts[0]!;
+  const line = new Uint8Array(size);
+  let at = 0;
+  for (const part of parts) {
+    line.set(part, at);
+    at += part.length;
+  }
+  return line;
+}
+
+/** A JSON-RPC id the answer can carry: a string or an integer (MCP forbids null). */
+function usableId(id: unknown): Id | null {
+  return typeof id === "string" || (typeof id === "number" && Number.isSafeInteger(id)) ? id : null;
+}
+
+/** What makes `message` no JSON-RPC 2.0 message MCP accepts, in words; undefined if nothing. */
+function shapeProblem(message: Record<string, unknown>): string | undefined {
+  if (message.jsonrpc !== "2.0") return `"jsonrpc" must be "2.0"`;
+  if ("id" in message && usableId(message.id) === null) {
+    return `"id" must be a string or an integer, got ${JSON.stringify(message.id) ?? "nothing"}`;
+  }
+  if ("method" in message) {
+    if (typeof message.method !== "string") return `"method" must be a string`;
+    if (
+      "params" in message &&
+      (typeof message.params !== "object" || message.params === null ||
+        Array.isArray(message.params))
+    ) {
+      return `"params" must be an object`;
+    }
+    const extra = Object.keys(message).filter((k) =>
+      !["jsonrpc", "id", "method", "params"].includes(k)
+    );
+    if (extra.length > 0) return `unknown member ${JSON.stringify(extra[0])}`;
+    return undefined;
+  }
+  if (!("id" in message)) return `a message needs "method" (a request or notification) or "id"`;
+  const hasResult = "result" in message;
+  const hasError = "error" in message;
+  if (hasResult === hasError) return `a response carries exactly one of "result" and "error"`;
+  if (hasResult && (typeof message.result !== "object" || message.result === null)) {
+    return `"result" must be an object`;
+  }
+  if (hasError) {
+    const error = message.error as Record<string, unknown> | null;
+    if (
+      typeof error !== "object" || error === null || !Number.isInteger(error.code) ||
+      typeof error.message !== "string"
+    ) {
+      return `"error" must be an object with an integer "code" and a string "message"`;
+    }
+  }
+  return undefined;
+}
+
+/** What the SDK's own message schema finds wrong with `message` (a backstop for the rest). */
+function schemaProblem(message: Record<string, unknown>): string | undefined {
+  const parsed = JSONRPCMessageSchema.safeParse(message);
+  if (parsed.success) return undefined;
+  const issue = parsed.error.issues[0];
+  const where = issue?.path.length ? ` at ${issue.path.join(".")}` : "";
+  return `not a JSON-RPC 2.0 message MCP accepts${where}: ${issue?.message ?? "invalid"}`;
+}
+
+/** Whether `value` nests arrays and objects deeper than `limit` (walked without recursion). */
+function nestsDeeper(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!;
+    if (typeof item !== "object" || item === null) continue;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) {
+      if (typeof child === "object" && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
