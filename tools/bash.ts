@@ -195,9 +195,29 @@ async function killAll(
   child: Deno.ChildProcess,
   sandboxed: boolean,
   slot: Slot | undefined,
+  cutShort: boolean,
+  program: string,
 ): Promise<void> {
   if (slot !== undefined) return await reap(slot, child.pid);
   if (sandboxed) {
+    // Cut short (timeout, cancellation): the whole process group first, not only its leader.
+    // A wrapper that had forked but whose child had not yet taken its parent-death signal
+    // (`unshare --fork --kill-child`, bwrap's `--die-with-parent`) left that child, and the
+    // sandbox it went on to build, running for good when only the leader was killed (seen 16
+    // survivors in 40 cancels). Until the command's own session inside bwrap, every process
+    // of the set-up is in this group; after it, the death signals hold. The tool worker may
+    // not signal a group itself: its shell does. A shell that ended by itself waited for its
+    // set-up, so a normal exit needs none of this.
+    if (cutShort) {
+      const [killer, ...args] = groupKillArgv(program, child.pid);
+      await new Deno.Command(killer!, {
+        args,
+        stdin: "null",
+        stdout: "null",
+        stderr: "null",
+        clearEnv: true,
+      }).output().catch(() => {});
+    }
     try {
       child.kill("SIGKILL");
     } catch {
@@ -217,6 +237,19 @@ async function killAll(
   } catch {
     // the group is gone, or not ours to signal here
   }
+}
+
+/**
+ * A command that SIGKILLs process group `group`, started through `program`: the one program the
+ * tool worker may run (its run grant is that program alone). setpriv(1) and bwrap run the shell
+ * that signals (bwrap binding `/` as it is, in no PID namespace of its own); perl signals itself.
+ */
+function groupKillArgv(program: string, group: number): string[] {
+  const script = ["-c", 'kill -9 -"$1" 2>/dev/null; exit 0', SHELL, String(group)];
+  if (program.endsWith("/perl")) return [program, "-e", "kill 'KILL', -$ARGV[0]", String(group)];
+  if (program.endsWith("/setpriv")) return [program, SHELL, ...script];
+  if (program.endsWith("/bwrap")) return [program, "--dev-bind", "/", "/", "--", SHELL, ...script];
+  return [SHELL, ...script];
 }
 
 function withLine(output: string, line: string): string {
@@ -448,7 +481,7 @@ async function runShell(
   const finish = (why: "exit" | "timeout" | "cancel") => {
     if (grace !== undefined) return; // the first reason wins
     ended = why;
-    killing = killAll(child, sandbox !== undefined, slot);
+    killing = killAll(child, sandbox !== undefined, slot, why !== "exit", program);
     grace = setTimeout(endStop, DRAIN_GRACE_MS);
   };
   const timer = setTimeout(() => finish("timeout"), limits.bashTimeoutMs);

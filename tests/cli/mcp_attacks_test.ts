@@ -559,9 +559,8 @@ Deno.test("mcp cancellation stops every call it names, answers none of them, ser
   for (const id of ids) {
     await raw.send(callMessage(id, "bash", { command: `sleep 600 # ${marker} ${id}` }));
   }
-  // Cancelled once every running call's shell is up. A cancellation that lands while the
-  // sandbox is still being set up can leave the command running (seen 1 call in 40 under
-  // load: the mount wrapper outlived the kill); that race is the bash tool's, reported apart.
+  // Cancelled once every running call's shell is up (cancels that land during the sandbox's
+  // start are the next test's).
   await until(async () => (await shells(`sleep 600 # ${marker}`)) >= MCP_MAX_CALLS);
   for (const id of ids) await cancel(id);
   // Twice, as a retrying client would.
@@ -585,6 +584,33 @@ Deno.test("mcp cancellation stops every call it names, answers none of them, ser
   assertEquals((await raw.status()).code, 0);
   assertEquals(raw.garbage, []);
   await verifyAudit(state);
+});
+
+Deno.test("mcp: a bash call cancelled at any moment of its sandbox's start leaves nothing running", async () => {
+  // The race the storm above steps around: a cancellation that reached the sandbox's mount
+  // wrapper after it forked, before its child took its parent-death signal, left the wrapper's
+  // child (and bwrap and the command under it) running for good. Cancels land from the first
+  // millisecond of the start to well after the command runs.
+  await using ws = await tmpWorkspace({ files: { "a.txt": "alpha\n" } });
+  const state = join(ws.outside, "state");
+  await using raw = startRaw(ws.root, state, ["--allow", "bash"]);
+  await raw.answer("init");
+  const marker = `mcp-cancel-start-${crypto.randomUUID()}`;
+  for (let i = 0; i < 40; i++) {
+    const id = `start-${i}`;
+    await raw.send(callMessage(id, "bash", { command: `sleep 600 # ${marker} ${id}` }));
+    await new Promise((resolve) => setTimeout(resolve, (i % 20) * 8));
+    await raw.send({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: id, reason: "start race" },
+    });
+  }
+  await raw.send(callMessage("after", "bash", { command: "echo still here" }));
+  assertEquals(textOf(await raw.answer("after")), { text: "still here\n", isError: false });
+  assertEquals(await gone(marker, 60), 0);
+  await raw.closeStdin();
+  assertEquals((await raw.status()).code, 0);
 });
 
 Deno.test("mcp confines every path argument with the tools' own texts", async () => {
