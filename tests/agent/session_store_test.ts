@@ -8,8 +8,22 @@ import { INTERRUPTED, openSessionStore } from "../../agent/session_store.ts";
 import type { Message } from "../../providers/types.ts";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 
+/** Temporary directories made here; removed when the module ends, passed or failed. */
+const made: string[] = [];
+globalThis.addEventListener("unload", () => {
+  for (const dir of made) {
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch {
+      // already gone
+    }
+  }
+});
+
 async function tmpDb(): Promise<string> {
-  return join(await Deno.makeTempDir({ prefix: "rousseau-sessions-" }), "state", "sessions.db");
+  const dir = await Deno.makeTempDir({ prefix: "rousseau-sessions-" });
+  made.push(dir);
+  return join(dir, "state", "sessions.db");
 }
 
 const meta = { workspace: "/ws", provider: "anthropic", model: "m" };
