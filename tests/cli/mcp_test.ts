@@ -4,72 +4,13 @@
  * workspaces; and MCP servers as tool sources for `run` and `tools`.
  */
 
-import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { assert, assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
-import { CLI_ARGS, REPO, runCli, TEST_HOME } from "../_helpers/cli.ts";
+import { REPO, runCli } from "../_helpers/cli.ts";
 import { startFakeAnthropic } from "../_helpers/fake_providers.ts";
 import { survivors, waitForProcess } from "../_helpers/processes.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
-
-/** A connected client and the server process behind it. */
-interface Served extends AsyncDisposable {
-  readonly client: Client;
-  /** What the server wrote on stderr so far. */
-  stderr(): string;
-  /** Closes the client (ends the server's stdin) and resolves to the server's exit code. */
-  close(): Promise<number | null>;
-}
-
-const ENV_PASSED = ["DENO_DIR", "LANG"];
-
-/** Starts `rousseau --workspace ws ...args mcp` and connects the SDK client to it. */
-async function serve(workspace: string, args: readonly string[] = []): Promise<Served> {
-  const env: Record<string, string> = {
-    NO_COLOR: "1",
-    XDG_CONFIG_HOME: `${TEST_HOME}/config`,
-    XDG_DATA_HOME: `${TEST_HOME}/data`,
-  };
-  for (const name of ENV_PASSED) {
-    const value = Deno.env.get(name);
-    if (value !== undefined) env[name] = value;
-  }
-  const transport = new StdioClientTransport({
-    command: Deno.execPath(),
-    args: [
-      ...CLI_ARGS,
-      "--workspace",
-      workspace,
-      ...args,
-      "mcp",
-    ],
-    env,
-    cwd: REPO,
-    stderr: "pipe",
-  });
-  let stderr = "";
-  transport.stderr?.on("data", (chunk: Uint8Array) => stderr += new TextDecoder().decode(chunk));
-  const client = new Client({ name: "mcp-test", version: "1.0.0" });
-  await client.connect(transport);
-  // The transport keeps its child private; the exit code is what this test is about.
-  const child = (transport as unknown as { _process: ChildProcess })._process;
-  const exited = new Promise<number | null>((resolve) => {
-    if (child.exitCode !== null) resolve(child.exitCode);
-    else child.once("exit", (code) => resolve(code));
-  });
-  let closed: Promise<number | null> | undefined;
-  const close = () => closed ??= client.close().then(() => exited);
-  return {
-    client,
-    stderr: () => stderr,
-    close,
-    async [Symbol.asyncDispose]() {
-      await close();
-    },
-  };
-}
+import { type Served, serveMcp } from "../_helpers/mcp_client.ts";
 
 /** A listed tool (the SDK's inferred types do not survive its zod compatibility layer here). */
 interface Listed {
@@ -121,7 +62,7 @@ async function toolOutput(ws: string, name: string, input: unknown, args: string
 
 Deno.test("mcp lists the five tools with the schemas `tools --json` prints", async () => {
   await using ws = await tmpWorkspace();
-  await using served = await serve(ws.root);
+  await using served = await serveMcp(ws.root);
   const listed = { tools: await listTools(served) };
   const reference = JSON.parse((await runCli(["tools", "--json"])).stdout) as {
     name: string;
@@ -139,7 +80,7 @@ Deno.test("mcp lists the five tools with the schemas `tools --json` prints", asy
 
 Deno.test("mcp runs each tool under allow_all, with the outputs `tool` gives", async () => {
   await using ws = await tmpWorkspace({ files: { "a.txt": "alpha\nbeta\n" } });
-  await using served = await serve(ws.root, ["--approver", "allow_all"]);
+  await using served = await serveMcp(ws.root, ["--approver", "allow_all"]);
   const a = ws.path("a.txt");
   for (
     const [name, input] of [
@@ -167,7 +108,7 @@ Deno.test("mcp runs each tool under allow_all, with the outputs `tool` gives", a
 
 Deno.test("mcp returns a tool error as an isError result with the tool's text", async () => {
   await using ws = await tmpWorkspace();
-  await using served = await serve(ws.root);
+  await using served = await serveMcp(ws.root);
   const input = { path: ws.path("missing.txt") };
   const got = await call(served, "read", input);
   assertEquals(got, { text: `read: open ${input.path}: no such file or directory`, isError: true });
@@ -180,7 +121,7 @@ Deno.test("mcp returns a tool error as an isError result with the tool's text", 
 
 Deno.test("mcp denies write under the default policy and unknown tools, as results", async () => {
   await using ws = await tmpWorkspace();
-  await using served = await serve(ws.root);
+  await using served = await serveMcp(ws.root);
   const denied = await call(served, "write", { path: ws.path("x.txt"), content: "x" });
   assertEquals(denied.isError, true);
   assert(denied.text.startsWith("tool call blocked: "), denied.text);
@@ -191,7 +132,7 @@ Deno.test("mcp denies write under the default policy and unknown tools, as resul
 
 Deno.test("mcp cancels a running bash call on notifications/cancelled", async () => {
   await using ws = await tmpWorkspace();
-  await using served = await serve(ws.root, ["--allow", "bash"]);
+  await using served = await serveMcp(ws.root, ["--allow", "bash"]);
   const marker = `mcp-cancel-${crypto.randomUUID()}`;
   const controller = new AbortController();
   const running = call(served, "bash", { command: `sleep 60 # ${marker}` }, controller.signal)
@@ -209,7 +150,7 @@ Deno.test("mcp answers 1,000 read calls, 8 in flight, then exits 0 on close", as
   const files: Record<string, string> = {};
   for (let i = 0; i < 10; i++) files[`f${i}.txt`] = `file ${i}\n`.repeat(i + 1);
   await using ws = await tmpWorkspace({ files });
-  await using served = await serve(ws.root);
+  await using served = await serveMcp(ws.root);
   let next = 0;
   let wrong = 0;
   const worker = async () => {
@@ -306,7 +247,7 @@ Deno.test("tools lists an MCP server's tools sorted with the built-ins", async (
 Deno.test("mcp serves an MCP server's tools too, through the approver", async () => {
   await using ws = await tmpWorkspace();
   const config = await echoConfig(ws.outside);
-  await using served = await serve(ws.root, ["--config", config, "--allow", "mcp__echo__echo"]);
+  await using served = await serveMcp(ws.root, ["--config", config, "--allow", "mcp__echo__echo"]);
   const names = (await listTools(served)).map((t) => t.name);
   assert(names.includes("mcp__echo__shout_loud"), JSON.stringify(names));
   assertEquals(await call(served, "mcp__echo__echo", { text: "relayed" }), {

@@ -12,14 +12,12 @@
  *   descriptors (EMFILE) and every later open failed.
  */
 
-import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { assert, assertEquals } from "../_helpers/assert.ts";
-import { CLI_ARGS, REPO, runCli, TEST_HOME } from "../_helpers/cli.ts";
+import { runCli } from "../_helpers/cli.ts";
 import { startFakeAnthropic } from "../_helpers/fake_providers.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
+import { serveMcp } from "../_helpers/mcp_client.ts";
 import { GREP_MAX_PROGRAM_SIZE } from "../../tools/limits.ts";
 
 async function grepCli(ws: string, input: Record<string, unknown>) {
@@ -123,21 +121,8 @@ Deno.test("mcp: 500 concurrent read and grep calls all answer, each with its own
   const files: Record<string, string> = {};
   for (let i = 0; i < 500; i++) files[`f${i}.txt`] = `content ${i}\n`;
   await using ws = await tmpWorkspace({ files });
-  const transport = new StdioClientTransport({
-    command: Deno.execPath(),
-    args: [...CLI_ARGS, "--workspace", ws.root, "mcp"],
-    env: {
-      NO_COLOR: "1",
-      XDG_CONFIG_HOME: `${TEST_HOME}/config`,
-      XDG_DATA_HOME: `${TEST_HOME}/data`,
-      ...(Deno.env.get("DENO_DIR") === undefined ? {} : { DENO_DIR: Deno.env.get("DENO_DIR")! }),
-    },
-    cwd: REPO,
-    stderr: "pipe",
-  });
-  const client = new Client({ name: "fan-out", version: "1.0.0" });
-  await client.connect(transport);
-  const pid = (transport as unknown as { _process: ChildProcess })._process.pid!;
+  const served = await serveMcp(ws.root);
+  const { client, pid } = served;
   let fds = 0;
   const sampler = setInterval(() => {
     try {
@@ -160,7 +145,7 @@ Deno.test("mcp: 500 concurrent read and grep calls all answer, each with its own
     }
   } finally {
     clearInterval(sampler);
-    await client.close();
+    await served.close();
   }
   // Measured here: a peak of 34; 500 calls must not each hold a file open at once.
   assert(fds > 0 && fds < 400, `peak fds ${fds}`);

@@ -17,13 +17,11 @@
  * - anomalyco/opencode#11415 (reverting #7501): grep following symlinks out of the project.
  */
 
-import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { assert, assertEquals } from "../_helpers/assert.ts";
-import { CLI_ARGS, REPO, TEST_HOME } from "../_helpers/cli.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
+import { serveMcp } from "../_helpers/mcp_client.ts";
 
 const SECRET = "QX7-OUTSIDE-SECRET-81f2c";
 /** Files in the tree the first call walks, so that the tool worker starts its prefilter. */
@@ -62,24 +60,8 @@ Deno.test("confinement: grep never returns a file through a directory swapped fo
   await using ws = await tmpWorkspace({ files, outside });
   await Deno.symlink(ws.outside, ws.path("swap", "d.link"));
 
-  const transport = new StdioClientTransport({
-    command: Deno.execPath(),
-    args: [...CLI_ARGS, "--workspace", ws.root, "mcp"],
-    env: {
-      NO_COLOR: "1",
-      XDG_CONFIG_HOME: `${TEST_HOME}/config`,
-      XDG_DATA_HOME: `${TEST_HOME}/data`,
-      ...(Deno.env.get("DENO_DIR") === undefined ? {} : { DENO_DIR: Deno.env.get("DENO_DIR")! }),
-    },
-    cwd: REPO,
-    stderr: "pipe",
-  });
-  let stderr = "";
-  transport.stderr?.on("data", (chunk: Uint8Array) => stderr += new TextDecoder().decode(chunk));
-  const client = new Client({ name: "swap-race", version: "1.0.0" });
-  await client.connect(transport);
-  const child = (transport as unknown as { _process: ChildProcess })._process;
-  const pid = child.pid!;
+  const served = await serveMcp(ws.root);
+  const { client, pid } = served;
   let swapper: Deno.ChildProcess | undefined;
   try {
     // A first call that walks more than 1,000 files: the tool worker then starts the
@@ -121,8 +103,8 @@ Deno.test("confinement: grep never returns a file through a directory swapped fo
   } finally {
     await Deno.writeTextFile(ws.path("stop"), "");
     await swapper?.status;
-    await client.close();
+    await served.close();
   }
   assertEquals(await Deno.readTextFile(join(ws.outside, "secret00.txt")), `${SECRET}\n`);
-  assert(!stderr.includes(SECRET), stderr);
+  assert(!served.stderr().includes(SECRET), served.stderr());
 });
