@@ -92,6 +92,13 @@ export class LineTransport implements Transport {
   /** Tool calls read while the running cap was reached, oldest first, with their sizes. */
   #held: { message: JSONRPCMessage; id: Id; size: number }[] = [];
   #heldBytes = 0;
+  /**
+   * Requests handed to the server and not yet answered, by {@linkcode idKey}. The SDK acts on a
+   * cancellation a microtask after it is handed on, and registers a request at once: a
+   * cancellation read before a request with the same id (in one chunk of stdin) would cancel
+   * that later request. A cancellation naming no open request is therefore dropped here.
+   */
+  #open = new Set<string>();
   #draining = false;
   #settling = false;
   readonly #ended = Promise.withResolvers<void>();
@@ -145,6 +152,7 @@ export class LineTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     if (this.#closed) return Promise.resolve();
+    if (!("method" in message) && "id" in message) this.#open.delete(idKey(message.id));
     const bytes = ENCODER.encode(JSON.stringify(message) + "\n");
     this.#queued += bytes.length;
     const written = this.#writing.then(async () => {
@@ -228,6 +236,7 @@ export class LineTransport implements Transport {
   }
 
   #deliver(message: JSONRPCMessage): void {
+    if ("method" in message && "id" in message) this.#open.add(idKey(message.id));
     try {
       this.onmessage?.(message);
     } catch (error) {
@@ -356,12 +365,15 @@ export class LineTransport implements Transport {
       }
     } else if (method === "notifications/cancelled") {
       // A held call that is cancelled never starts, and gets no answer (as a running one).
+      // One naming no request read before it (never sent, answered, or cancelled already)
+      // is ignored, as MCP asks; it must not reach a later request that reuses the id.
       const named = (message.params as { requestId?: unknown } | undefined)?.requestId;
       const at = this.#held.findIndex((h) => h.id === named);
       if (at !== -1) {
         this.#heldBytes -= this.#held[at]!.size;
         this.#held.splice(at, 1);
       }
+      if (!this.#open.delete(idKey(named))) return;
     }
     this.#deliver(message as JSONRPCMessage);
   }
@@ -380,6 +392,11 @@ function join(parts: Uint8Array[], size: number): Uint8Array {
     at += part.length;
   }
   return line;
+}
+
+/** A request id as a set key: `1` and `"1"` are different requests. */
+function idKey(id: unknown): string {
+  return `${typeof id}:${String(id)}`;
 }
 
 /** A JSON-RPC id the answer can carry: a string or an integer (MCP forbids null). */

@@ -125,10 +125,26 @@ function startRaw(
     const found = received.find((m) => "id" in m && JSON.stringify(m.id) === key);
     if (found !== undefined) return Promise.resolve(found);
     return new Promise<Message>((resolve, reject) => {
-      const end = () => reject(new Error(`the server's stdout ended before an answer to ${key}`));
-      if (stdoutEnded) return end();
+      const ended = () => new Error(`the server's stdout ended before an answer to ${key}`);
+      if (stdoutEnded) return reject(ended());
+      const end = () => {
+        clearTimeout(timer);
+        reject(ended());
+      };
+      // No answer in 180 s is a failure with what the server said, not a hung suite.
+      const timer = setTimeout(() => {
+        enders.delete(end);
+        waiting.delete(key);
+        reject(
+          new Error(
+            `no answer to ${key} in 180 s; ${received.length} messages received; ` +
+              `stderr: ${stderr.slice(-2000)}`,
+          ),
+        );
+      }, 180_000);
       enders.add(end);
       waiting.set(key, (m) => {
+        clearTimeout(timer);
         enders.delete(end);
         waiting.delete(key);
         resolve(m);
@@ -214,9 +230,32 @@ async function verifyAudit(stateHome: string) {
   return records as Message[];
 }
 
-/** Waits until `condition()` holds, looking every 100 ms (the test's own timeout bounds it). */
-async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await condition())) await pause(100);
+/**
+ * Waits until `condition()` holds, looking every 100 ms; throws after `seconds` with `what` and
+ * `state()` in the message (Deno's tests have no timeout of their own: an unbounded wait hangs
+ * the whole suite).
+ */
+async function until(
+  what: string,
+  condition: () => boolean | Promise<boolean>,
+  state: () => string | Promise<string> = () => "",
+  seconds = 180,
+): Promise<void> {
+  const deadline = Date.now() + seconds * 1000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) {
+      throw new Error(`waited ${seconds} s for ${what}; ${await state()}`);
+    }
+    await pause(100);
+  }
+}
+
+/** What a stuck test needs to say: answers so far (errors quoted) and the server's stderr. */
+function rawState(raw: Raw): string {
+  const errors = raw.received.filter((m) => m.error !== undefined || m.result?.isError === true)
+    .map((m) => JSON.stringify(m).slice(0, 300));
+  return `${raw.received.length} messages received, errors: ${errors.slice(0, 10).join(" | ")}; ` +
+    `stderr: ${raw.stderr().slice(-2000)}`;
 }
 
 /** Lets `ms` pass (to let a server work, never to assert on time). */
@@ -224,15 +263,19 @@ function pause(ms: number) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Waits until `read()` stops changing between two looks `ms` apart; returns its last value. */
+/**
+ * Waits until `read()` stops changing between two looks `ms` apart; returns its last value.
+ * Throws after 120 looks (a value that never settles is a failure, not a hung suite).
+ */
 async function settled(read: () => number | Promise<number>, ms = 1000): Promise<number> {
   let last = await read();
-  for (;;) {
+  for (let look = 0; look < 120; look++) {
     await pause(ms);
     const now = await read();
     if (now === last) return now;
     last = now;
   }
+  throw new Error(`a value still changed after 120 looks ${ms} ms apart (last ${last})`);
 }
 
 /** How many processes with `marker` in their command line are left after up to `seconds`. */
@@ -484,7 +527,11 @@ Deno.test("mcp answers 5,000 concurrent reads once each, in bounded memory, audi
   );
   // All of them in one write: every call is in flight before the first answer.
   await raw.write(ENCODER.encode(lines.join("\n") + "\n"));
-  await until(() => raw.received.filter((m) => typeof m.id === "number").length >= total);
+  await until(
+    `${total} answers`,
+    () => raw.received.filter((m) => typeof m.id === "number").length >= total,
+    () => rawState(raw),
+  );
   const grown = (await raw.peakKiB()) - base;
   await raw.send({ jsonrpc: "2.0", id: "last", method: "ping" });
   await raw.answer("last");
@@ -519,7 +566,11 @@ Deno.test("mcp answers 200 concurrent bash calls once each and leaves no process
     (_, i) => JSON.stringify(callMessage(i, "bash", { command: `echo ${i} # ${marker}` })),
   );
   await raw.write(ENCODER.encode(lines.join("\n") + "\n"));
-  await until(() => raw.received.filter((m) => typeof m.id === "number").length >= total);
+  await until(
+    `${total} answers`,
+    () => raw.received.filter((m) => typeof m.id === "number").length >= total,
+    () => rawState(raw),
+  );
   await raw.closeStdin();
   assertEquals((await raw.status()).code, 0);
   const answers = raw.received.filter((m) => typeof m.id === "number");
@@ -545,9 +596,16 @@ Deno.test("mcp cancellation stops every call it names, answers none of them, ser
       method: "notifications/cancelled",
       params: { requestId, reason: "storm" },
     });
-  // Cancelled before it is sent: an unknown id then, so the call runs.
-  await cancel("early");
-  await raw.send(callMessage("early", "read", { path: ws.path("a.txt") }));
+  // Cancelled before it is sent: an unknown id then, so the call runs. Both lines in one write
+  // (one read of stdin): the SDK acts on a cancellation a microtask late, by which time it had
+  // registered the request after it, and cancelled that (found as a hang under CI's load).
+  await raw.write(ENCODER.encode(
+    JSON.stringify({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: "early", reason: "storm" },
+    }) + "\n" + JSON.stringify(callMessage("early", "read", { path: ws.path("a.txt") })) + "\n",
+  ));
   assertEquals(textOf(await raw.answer("early")), { text: "alpha\n", isError: false });
   // Cancelled after its answer, and for ids never used: ignored.
   await cancel("early");
@@ -561,7 +619,11 @@ Deno.test("mcp cancellation stops every call it names, answers none of them, ser
   }
   // Cancelled once every running call's shell is up (cancels that land during the sandbox's
   // start are the next test's).
-  await until(async () => (await shells(`sleep 600 # ${marker}`)) >= MCP_MAX_CALLS);
+  await until(
+    `${MCP_MAX_CALLS} running shells`,
+    async () => (await shells(`sleep 600 # ${marker}`)) >= MCP_MAX_CALLS,
+    async () => `${await shells(`sleep 600 # ${marker}`)} shells; ${rawState(raw)}`,
+  );
   for (const id of ids) await cancel(id);
   // Twice, as a retrying client would.
   for (const id of ids) await cancel(id);
@@ -726,7 +788,11 @@ Deno.test("mcp stops reading when its client stops reading, in bounded memory", 
     (await Deno.readTextFile(audit).catch(() => "")).split('"event":"tool.done"').length - 1;
   // The baseline: the server up, its worker loaded, one call answered (into the pipe).
   await raw.send(callMessage("warm", "read", { path: ws.path("big.txt") }));
-  await until(async () => (await done()) === 1);
+  await until(
+    "the first call's audit record",
+    async () => (await done()) === 1,
+    () => rawState(raw),
+  );
   const base = await settled(() => raw.peakKiB());
   const total = 3000;
   let sent = 0;
@@ -747,7 +813,11 @@ Deno.test("mcp stops reading when its client stops reading, in bounded memory", 
   // Reading again: every call is answered, once.
   raw.startReading();
   await sending;
-  await until(() => raw.received.filter((m) => typeof m.id === "number").length >= total);
+  await until(
+    `${total} answers`,
+    () => raw.received.filter((m) => typeof m.id === "number").length >= total,
+    () => rawState(raw),
+  );
   await raw.closeStdin();
   assertEquals((await raw.status()).code, 0);
   const answers = raw.received.filter((m) => typeof m.id === "number");
