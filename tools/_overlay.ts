@@ -40,7 +40,7 @@ import {
 import { basename, dirname, join } from "node:path";
 import { isProtected } from "./_paths.ts";
 import { osReason } from "./_os_error.ts";
-import type { Workspace } from "./types.ts";
+import type { ChangeSet, ObservedChange, SkippedChange, Workspace } from "./data_types.ts";
 import { dropArgv, idmapArgv, namespaceArgv, type ShellIdentity } from "./_identity.ts";
 
 /** What the overlay needs; present on the sandbox when overlays work here. */
@@ -64,37 +64,7 @@ export interface OverlaySetup {
   readonly owner: string;
 }
 
-/** One path the command changed. */
-export interface ObservedChange {
-  /** Absolute real path in the workspace. */
-  readonly path: string;
-  /** A added, M modified (content, mode, link target or kind), D deleted. */
-  readonly status: "A" | "M" | "D";
-  /** What is there after the command (for D: what was there before). */
-  readonly kind: "file" | "dir" | "symlink";
-  /** Permission bits after the command (files and directories). */
-  readonly mode?: number;
-  /** Size after the command (files). */
-  readonly size?: number;
-  /** The link's target after the command (symlinks). */
-  readonly target?: string;
-  /** Where the new content waits until the change set is applied (files and links). */
-  readonly upper?: string;
-  /** What stood there before when the kind changed (a file replaced by a directory). */
-  readonly replaces?: "file" | "dir" | "symlink" | "other";
-}
-
-/** A path the command made that is never applied: a FIFO, a socket, a device. */
-export interface SkippedChange {
-  readonly path: string;
-  readonly what: string;
-}
-
-/** Everything one command changed, read from its upper layers. */
-export interface ChangeSet {
-  readonly changes: readonly ObservedChange[];
-  readonly skipped: readonly SkippedChange[];
-}
+export type { ChangeSet, ObservedChange, SkippedChange };
 
 /** One command's scratch directory and the argv that runs it over the overlays. */
 export interface PreparedOverlay {

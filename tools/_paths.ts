@@ -11,9 +11,9 @@
  */
 
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
-import { ToolError } from "./define.ts";
+import { ToolError } from "./tool_error.ts";
 import { isNotFound, pathError } from "./_os_error.ts";
-import type { Workspace } from "./types.ts";
+import type { Workspace } from "./data_types.ts";
 
 const MAX_LINKS = 40;
 

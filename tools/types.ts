@@ -6,63 +6,23 @@
  */
 
 import type { Sandbox } from "./_sandbox.ts";
-import type { ChangeSet } from "./_overlay.ts";
+import type {
+  ChangeSet,
+  ChangeVerdict,
+  JsonSchemaObject,
+  Limits,
+  Workspace,
+} from "./data_types.ts";
 
-/** The gate's word on a change set a command made under the overlay. */
-export type ChangeVerdict =
-  | { readonly apply: true }
-  | {
-    readonly apply: false;
-    readonly reason: string;
-    /** The operator refused a call run in a preview: its output must not reach the model. */
-    readonly withhold?: boolean;
-  };
-
-/** A JSON Schema object describing a tool's input, exactly as providers receive it. */
-export interface JsonSchemaObject {
-  /** Always "object": tool input is a JSON object. */
-  readonly type: "object";
-  /** The input's fields. */
-  readonly properties: Readonly<Record<string, unknown>>;
-  /** Fields that must be present. */
-  readonly required?: readonly string[];
-  /** Any other JSON Schema keywords. */
-  readonly [keyword: string]: unknown;
-}
-
-/** The directories a tool may touch. */
-export interface Workspace {
-  /** Absolute, symlink-free roots; the first is bash's working directory. */
-  readonly roots: readonly string[];
-  /**
-   * rousseau's own files and directories (tools.md, "Protected paths"): absolute, each as
-   * configured and as resolved when the workspace was made. They may not exist yet. No tool
-   * reads or writes anything at or below them.
-   */
-  readonly protected: readonly string[];
-  /**
-   * `dev:ino` of the protected files that existed when the workspace was made (and of the
-   * files in the protected directories), so a hard link elsewhere is recognised even where
-   * this isolate may no longer look at the originals (the tool worker).
-   */
-  readonly protectedIds: readonly string[];
-}
-
-/** Limits the built-in tools enforce; every field has a default in `limits.ts`. */
-export interface Limits {
-  /** read: files larger than this come back truncated. */
-  readonly readMaxBytes: number;
-  /** edit: larger files are refused before they are read. */
-  readonly editMaxBytes: number;
-  /** grep: the most rows one call returns. */
-  readonly grepMaxMatches: number;
-  /** grep: files larger than this are skipped; a file of exactly this size is searched. */
-  readonly grepMaxFileBytes: number;
-  /** bash: wall-clock limit of one command, in milliseconds. */
-  readonly bashTimeoutMs: number;
-  /** bash: the most output bytes kept (first and last halves). */
-  readonly bashMaxOutputBytes: number;
-}
+export type {
+  ChangeSet,
+  ChangeVerdict,
+  JsonSchemaObject,
+  Limits,
+  ObservedChange,
+  SkippedChange,
+  Workspace,
+} from "./data_types.ts";
 
 /** What a tool call gets besides its input. */
 export interface ToolContext {

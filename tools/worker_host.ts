@@ -22,7 +22,7 @@ import { defineTool, ToolError } from "./define.ts";
 import { Registry } from "./registry.ts";
 import { createFdChannel, serveFdChannel } from "./_fd_channel.ts";
 import { CANCEL_GRACE_MS, notText, type ToolHost } from "./host.ts";
-import type { InitMessage, WorkerReply, WorkerRequest } from "./worker.ts";
+import type { InitMessage, WorkerReply, WorkerRequest } from "./_worker_protocol.ts";
 import type { CallScope, JsonSchemaObject, Limits, ToolResult, Workspace } from "./types.ts";
 import { fitSandbox, type Sandbox } from "./_sandbox.ts";
 import { socketsSinceStart } from "./_sockets.ts";
