@@ -6,6 +6,7 @@
 
 import { fileURLToPath } from "node:url";
 import { GREP_V8_FLAGS } from "../../tools/grep.ts";
+import { killTree } from "./processes.ts";
 
 /** The repository root. */
 export const REPO = fileURLToPath(new URL("../../", import.meta.url));
@@ -75,15 +76,36 @@ export async function runCli(
     clearEnv: true,
     env: cliEnv(options.env),
   }).spawn();
-  if (options.stdin !== undefined) {
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(options.stdin));
-    await writer.close();
+  // Deno's tests have no timeout of their own: a CLI run that hangs is killed, with all it
+  // started, and fails its test instead of holding up the whole suite.
+  let killed = false;
+  const timer = setTimeout(() => {
+    killed = true;
+    killTree(child.pid);
+  }, CLI_LIMIT_MS);
+  try {
+    if (options.stdin !== undefined) {
+      const writer = child.stdin.getWriter();
+      await writer.write(new TextEncoder().encode(options.stdin));
+      await writer.close();
+    }
+    const { code, stdout, stderr } = await child.output();
+    const decoder = new TextDecoder();
+    const run = { code, stdout: decoder.decode(stdout), stderr: decoder.decode(stderr) };
+    if (killed) {
+      throw new Error(
+        `rousseau ${args.join(" ")} ran past ${CLI_LIMIT_MS / 1000} s and was killed; ` +
+          `stderr: ${run.stderr.slice(-2000)}`,
+      );
+    }
+    return run;
+  } finally {
+    clearTimeout(timer);
   }
-  const { code, stdout, stderr } = await child.output();
-  const decoder = new TextDecoder();
-  return { code, stdout: decoder.decode(stdout), stderr: decoder.decode(stderr) };
 }
+
+/** How long one `runCli` may take before it is killed: far above any run the tests make. */
+const CLI_LIMIT_MS = 300_000;
 
 /**
  * Starts the CLI as the one process `deno task cli` runs (no task runner in between), so a

@@ -29,3 +29,31 @@ export async function waitForProcess(marker: string, limitMs = 10_000): Promise<
   }
   throw new Error(`no process with ${marker} appeared`);
 }
+
+/** SIGKILLs `pid` and every process below it (found by walking /proc), deepest first. */
+export function killTree(pid: number): void {
+  const children = new Map<number, number[]>();
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry.name)]);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const order: number[] = [];
+  const walk = (parent: number) => {
+    for (const child of children.get(parent) ?? []) walk(child);
+    order.push(parent);
+  };
+  walk(pid);
+  for (const target of order) {
+    try {
+      Deno.kill(target, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }
+}
