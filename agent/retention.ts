@@ -5,7 +5,7 @@
  * their undo data goes with them, and so does undo data whose session is gone some other
  * way (a crash between the two deletions, an older `session delete`); the undo store is
  * brought back within its cap; `sessions.db` is vacuumed when sessions were removed, so the
- * file shrinks. The audit log rotates by itself as it is written (`approver/audit.ts`).
+ * file shrinks. The audit log rotates by itself as it is written (`approver/audit/`).
  *
  * Cheap when there is nothing to do: one query, one directory listing of `undo/sessions/`
  * and the store's kept byte count. The undo part takes the store's lock, which another

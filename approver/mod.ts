@@ -66,7 +66,7 @@ export {
   verifyChain,
   verifyFiles,
   verifyHead,
-} from "./audit.ts";
+} from "./audit/mod.ts";
 export {
   createPromptOperator,
   describeCall,

@@ -1,6 +1,6 @@
 /**
  * Splits a shell command line into its simple commands, as `/bin/sh` (dash on Debian, bash in
- * sh mode elsewhere) will run them, with the parser in `_shell_parser.ts`.
+ * sh mode elsewhere) will run them, with the parser in `_shell/`.
  *
  * Each simple command comes in the views the rules need:
  * - `written`: words unquoted and joined by single spaces, assignments kept, as the
@@ -31,7 +31,7 @@ import {
   type RawCommand,
   type RawRedirect,
   type Word,
-} from "./_shell_parser.ts";
+} from "./_shell/mod.ts";
 
 /** A prefix assignment `NAME=value` of a simple command. */
 export interface Assignment {

@@ -18,7 +18,7 @@ import {
 import { DEFAULT_MAX_ITERATIONS } from "../agent/loop.ts";
 import { DEFAULT_MAX_RESULT_SHARE } from "../agent/context.ts";
 import { DEFAULT_MAX_TOKENS, DEFAULT_MODELS } from "./provider.ts";
-import { DEFAULT_AUDIT_KEEP, DEFAULT_AUDIT_MAX_BYTES } from "../approver/audit.ts";
+import { DEFAULT_AUDIT_KEEP, DEFAULT_AUDIT_MAX_BYTES } from "../approver/audit/mod.ts";
 import { DEFAULT_SESSIONS_MAX_AGE_MS, DEFAULT_SESSIONS_MAX_COUNT } from "../agent/retention.ts";
 
 /** What the schema cannot say about a key. */

@@ -167,7 +167,7 @@ export async function performUndo(
     source: options.source,
     "session_id": sessionId,
     ...(refused || failed ? { reason: stderr.join("\n") } : {}),
-  }).catch(() => {}); // the audit sink must not fail the command (audit.ts contract)
+  }).catch(() => {}); // the audit sink must not fail the command (approver/audit/ contract)
   const stdout = refused
     ? ""
     : `undid ${which} of session ${sessionId}: ${

@@ -1,13 +1,13 @@
 /**
- * The audit file's SHA-256 (approver/_sha256.ts) against FIPS 180-4's examples and against
- * Web Crypto on every length across the padding boundaries and on random inputs: a chain
- * hashed by one must verify by the other.
+ * The audit file's SHA-256 (approver/audit/_sha256.ts) against FIPS 180-4's examples and
+ * against Web Crypto on every length across the padding boundaries and on random inputs: a
+ * chain hashed by one must verify by the other.
  *
  * @module
  */
 
 import { assertEquals } from "../_helpers/assert.ts";
-import { sha256Hex } from "../../approver/_sha256.ts";
+import { sha256Hex } from "../../approver/audit/_sha256.ts";
 
 async function webCrypto(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
