@@ -14,11 +14,11 @@ import {
   PolicyError,
   splitCommands,
   testPolicy,
-} from "../../approver/mod.ts";
-import { resolveReal } from "../../tools/mod.ts";
-import { runCli } from "../_helpers/cli.ts";
-import { assert, assertEquals, assertThrows } from "../_helpers/assert.ts";
-import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
+} from "../../../approver/mod.ts";
+import { resolveReal } from "../../../tools/mod.ts";
+import { runCli } from "../../_helpers/cli.ts";
+import { assert, assertEquals, assertThrows } from "../../_helpers/assert.ts";
+import { tmpWorkspace } from "../../_helpers/tmp_workspace.ts";
 
 /** The effects of the first simple command of `line`, without `via` texts. */
 async function effects(line: string): Promise<unknown[]> {

@@ -31,8 +31,8 @@ import {
   SHELL_VARIABLES,
   SHELLS,
   WRAPPERS,
-} from "./_effects_table.ts";
-import { type Assignment, DYNAMIC, type Redirect } from "./shell.ts";
+} from "./_table.ts";
+import { type Assignment, DYNAMIC, type Redirect } from "../shell.ts";
 
 /** The command `effectsOf` reads: a subset of the parser's `SimpleCommand`. */
 export interface Invocation {
