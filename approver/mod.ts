@@ -77,4 +77,4 @@ export {
 } from "./prompt.ts";
 export { type Finding, type PolicyReport, type TestOptions, testPolicy } from "./lint.ts";
 export { didYouMean } from "./suggest.ts";
-export { type Effect, effectsOf, type Invocation } from "./effects/engine.ts";
+export { type Effect, effectsOf, type Invocation } from "./effects/mod.ts";

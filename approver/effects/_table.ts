@@ -1,7 +1,7 @@
 /**
  * What common programs do beyond their plain use: which options and subcommands run another
- * program, write a file, or cannot be judged from the text. `effects.ts` reads this table;
- * extending coverage to a new program is adding an entry here.
+ * program, write a file, or cannot be judged from the text. The readers beside it (`engine.ts`,
+ * `generic.ts` and the family files) apply it; a new program is an entry here.
  *
  * Conventions of an entry (`ProgramSpec`):
  * - `options` lists spellings (`-o`, `--output`); long options are also matched by any

@@ -1,119 +1,17 @@
 /**
- * Effects (spec "What an allow grants: effects"): what the engine reads from one command,
- * the reasons a denial names, the opt-in `effects` field, its validation and lint, and the
- * issue's git fsmonitor chain refused end to end through the CLI with nothing run.
+ * Effects (spec "What an allow grants: effects") as the approver judges them: the reasons a denial
+ * names, writes whose place is decided at run time, the opt-in `effects` field, its validation and
+ * lint.
  */
 
-import { join } from "node:path";
 import {
   compilePolicy,
   createApprover,
-  type Effect,
-  effectsOf,
   type PolicyConfig,
   PolicyError,
-  splitCommands,
   testPolicy,
 } from "../../../approver/mod.ts";
-import { resolveReal } from "../../../tools/mod.ts";
-import { runCli } from "../../_helpers/cli.ts";
 import { assert, assertEquals, assertThrows } from "../../_helpers/assert.ts";
-import { tmpWorkspace } from "../../_helpers/tmp_workspace.ts";
-
-/** The effects of the first simple command of `line`, without `via` texts. */
-async function effects(line: string): Promise<unknown[]> {
-  const split = await splitCommands(line);
-  return effectsOf(split.commands[0]!).map((e: Effect) => {
-    switch (e.kind) {
-      case "write":
-        return ["write", e.path, e.tree];
-      case "run":
-        return ["run", e.command.argv.join(" ")];
-      case "script":
-        return ["script", e.script];
-      default:
-        return [e.kind];
-    }
-  });
-}
-
-Deno.test("effects: what the engine reads from one command", async (t) => {
-  const rows: Array<[string, unknown[]]> = [
-    ["git log -p -1", []],
-    ["git log --output=.git/config", [["write", ".git/config", false]]],
-    ["git -c core.pager='less -R' log", [["script", "less -R"]]],
-    ["git -c alias.st=status st", [["run", "git status"], ["unknown"]]],
-    ["git -c color.ui=always log", []],
-    ["git -c core.hooksPath=h commit -m x", [["unknown"], ["write", ".git", true]]],
-    ["git branch -D old", [["write", ".git", true]]],
-    ["git branch --list 'feat*'", []],
-    ["git config user.name", []],
-    ["git config user.name x", [["write", ".git/config", false]]],
-    ["git format-patch -1 -o out", [["write", "out", true]]],
-    ["git clean -fdx", [["write", ".", true]]],
-    ["git push --receive-pack='sh x' origin", [["script", "sh x"]]],
-    ["git difftool --extcmd=meld", [["script", "meld"], ["unknown"]]],
-    ["find . -name x -exec grep -l y {} +", [["run", "grep -l y {}"]]],
-    ["find /tmp -delete", [["write", "/tmp", true]]],
-    ["xargs -0 grep x", [["run", "grep x \u0000"]]],
-    ["env -C sub FOO=1 make", [["run", "make"]]],
-    ["timeout -s KILL 5 sort -o o f", [["run", "sort -o o f"]]],
-    ["sudo -u bob -- ls", [["run", "ls"]]],
-    ["watch -n 1 'ls | wc -l'", [["script", "ls | wc -l"]]],
-    ["flock /tmp/l make", [["write", "/tmp/l", false], ["run", "make"]]],
-    ["strace -o trace.txt ls", [["write", "trace.txt", false], ["run", "ls"]]],
-    ["sed -n '/a/{p;q}' f", []],
-    ["sed -i.bak -e 's/a/b/w changed.txt' f", [
-      ["write", "changed.txt", false],
-      ["write", "f", false],
-    ]],
-    ["awk 'BEGIN { while ((\"ls\" | getline l) > 0) n++ }'", [["script", "ls"]]],
-    ["awk -v x=1 '{ print x > \"/dev/stderr\" }' f", []],
-    ["rg --pre=./conv.sh x", [["run", "./conv.sh"]]],
-    ["sort --parallel=2 -S 1G f", []],
-    ["tee -a log.txt", [["write", "log.txt", false]]],
-    ["cp -r src dst", [["write", "dst", true]]],
-    ["mv a b", [["write", "a", false], ["write", "b", false]]],
-    ["ln -s target link", [["write", "link", false]]],
-    ["chmod -R 755 bin", [["write", "bin", true]]],
-    ["dd if=/dev/zero of=disk.img bs=1M count=1", [["write", "disk.img", false]]],
-    ["install -m 755 -s tool /usr/local/bin", [["run", "strip"], [
-      "write",
-      "/usr/local/bin",
-      false,
-    ]]],
-    ["truncate -s 0 log", [["write", "log", false]]],
-    ["split -l 10 big part-", [["write", "part-", false]]],
-    ["csplit f 1", [["write", "xx", false]]],
-    ["tar -C vendor -xzf deps.tgz", [["write", "vendor", true]]],
-    ["tar -cf - src", []],
-    ["make -j4 check", []],
-    ["make CC=evil", [["unknown"]]],
-    ["npm run build", []],
-    ["npx -y prettier --check .", [["run", "prettier --check ."]]],
-    ["python3 -c 'print(1)'", [["unknown"]]],
-    ["perl script.pl", []],
-    ["sh -c 'ls; rm -rf x'", [["script", "ls; rm -rf x"]]],
-    ["bash --rcfile evil -i", [["unknown"]]],
-    ["LD_PRELOAD=x.so ls", [["shell"]]],
-    ["LC_ALL=C sort f", []],
-    ["export GIT_PAGER=cat", [["shell"]]],
-    ["export LANG=C", []],
-    ["alias ls='rm -rf x'", [["shell"]]],
-    [". ./env.sh", [["shell"]]],
-    ["ls > out.txt 2>&1", [["write", "out.txt", false]]],
-    ["ls >| all.log", [["write", "all.log", false]]],
-    ["cat <> rw.txt", [["write", "rw.txt", false]]],
-    ["ls >&2", []],
-    ["ls 2>/dev/null >/dev/stdout", []],
-    ["less f", [["unknown"]]],
-    ["vim f", [["unknown"]]],
-    ["curl -o page.html https://x", [["write", "page.html", false]]],
-  ];
-  for (const [line, want] of rows) {
-    await t.step(line, async () => assertEquals(await effects(line), want));
-  }
-});
 
 const README: PolicyConfig = {
   mode: "pattern",
@@ -307,77 +205,4 @@ Deno.test("effects: the field is validated, and lint says where it cannot apply"
   assertEquals(report.warnings.map((w) => w.rule), ["allow[1]", "allow[2]"]);
   assert(/effects only apply to bash rules/.test(report.warnings[0]!.message));
   assert(/only applies with effects: \[write\]/.test(report.warnings[1]!.message));
-});
-
-/** git with a fixed identity and no user or system config, as the tool's bash sees it. */
-async function git(cwd: string, ...args: string[]): Promise<string> {
-  const out = await new Deno.Command("git", {
-    args: ["-c", "user.name=t", "-c", "user.email=t@t", ...args],
-    cwd,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
-  return new TextDecoder().decode(out.stdout);
-}
-
-Deno.test("end to end: the git fsmonitor chain is refused by policy check and tool bash, and nothing ran", async () => {
-  await using ws = await tmpWorkspace({ files: { "README.md": "hi\n" } });
-  await git(ws.root, "init", "-q");
-  await git(ws.root, "add", "README.md");
-  await git(ws.root, "commit", "-qm", "first");
-  const config = join(ws.outside, "policy.yaml");
-  await Deno.writeTextFile(
-    config,
-    `agent:
-  approver:
-    mode: pattern
-    default: deny
-    deny:
-      - { tool: bash, command: "^rm( |$)" }
-    allow:
-      - { tool: read }
-      - { tool: grep }
-      - { tool: bash, command: "^git (status|diff|log)( |$)" }
-tools:
-  bash:
-    sandbox: none
-`,
-  );
-  const before = await Deno.readTextFile(ws.path(".git/config"));
-  const chain = `git log -1 --format='[core]%n%x09fsmonitor = "touch PWNED; false"' ` +
-    "--output=.git/config";
-  const input = JSON.stringify({ command: chain });
-  const gitConfig = await resolveReal(ws.path(".git/config"));
-  const check = await runCli([
-    "--config",
-    config,
-    "--workspace",
-    ws.root,
-    "policy",
-    "check",
-    "bash",
-    input,
-  ]);
-  assertEquals(check, {
-    code: 1,
-    stdout:
-      `deny (rule default): git log --output writes ${gitConfig}, and no rule allows writing there\n`,
-    stderr: "",
-  });
-  const tool = await runCli(["--config", config, "tool", "bash", input], { cwd: ws.root });
-  assertEquals(tool, {
-    code: 1,
-    stdout: "",
-    stderr:
-      `tool call blocked: git log --output writes ${gitConfig}, and no rule allows writing there\n`,
-  });
-  assertEquals(await Deno.readTextFile(ws.path(".git/config")), before, ".git/config unchanged");
-  // The allowed half of the chain still runs, and finds no planted fsmonitor to run.
-  const status = await runCli(
-    ["--config", config, "tool", "bash", JSON.stringify({ command: "git status --short" })],
-    { cwd: ws.root },
-  );
-  assertEquals(status.code, 0, status.stderr);
-  assertEquals(await Deno.stat(ws.path("PWNED")).then(() => true, () => false), false);
 });
