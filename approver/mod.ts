@@ -13,6 +13,7 @@ export {
   evaluate,
   NO_OPERATOR_REASON,
   PATH_TOOLS,
+  pathScope,
   ruleMatches,
   settle,
 } from "./approver.ts";
@@ -26,7 +27,7 @@ export {
 } from "./rules.ts";
 export { canonicalJson } from "./canonical_json.ts";
 export { jsonVisible, visible, visibleExact, visibleValue } from "./visible.ts";
-export { type PathScope, pathScope } from "./path_scope.ts";
+export type { PathScope } from "./path_scope.ts";
 export {
   type Assignment,
   DYNAMIC,
