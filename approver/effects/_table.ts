@@ -89,7 +89,7 @@ export interface ProgramSpec {
   readonly wrapper?: WrapperSpec;
   /** Options end at the first operand (POSIX `getopt`; wrappers). GNU programs permute. */
   readonly optionsFirst?: boolean;
-  /** A custom analyser in `effects.ts`, for what options cannot say. */
+  /** A reader of its own (a family file `engine.ts` dispatches to), for what options cannot say. */
   readonly analyse?:
     | "sed"
     | "awk"
