@@ -9,7 +9,7 @@
 import { dirname, resolve } from "node:path";
 import { canonicalJson } from "./canonical_json.ts";
 import { compilePolicy, type ListName, type Policy, type Rule } from "./rules.ts";
-import { pathScope } from "./path_scope.ts";
+import { createPathScope, type PathScope } from "./path_scope.ts";
 import { commandTooLong, DYNAMIC, splitCommands, type SplitResult } from "./shell.ts";
 import { expand, type Expansion, type Item, type ResolvedWrite } from "./expand.ts";
 import type { ApprovalRequest, Approver, ChangedPath, Decision, PolicyConfig } from "./types.ts";
@@ -425,6 +425,21 @@ export async function ruleMatches(
   if (list === "deny") return await denyMatches(rule, facts);
   const outcome = await listMatches([rule], facts);
   return outcome !== undefined && "label" in outcome && outcome.decision === undefined;
+}
+
+const scopeByEvaluate = createPathScope(evaluate);
+
+/**
+ * What a call that reads many files (grep over a directory) may return: the check each file
+ * passes, judged by `evaluate` on its resolved path, or undefined when no rule can tell the
+ * files of the call apart (see `path_scope.ts`).
+ */
+export function pathScope(
+  policy: Policy,
+  request: ApprovalRequest,
+  verdict: Decision,
+): PathScope | undefined {
+  return scopeByEvaluate(policy, request, verdict);
 }
 
 /** An approver for a policy given in config form (compiled now; throws `PolicyError`). */

@@ -8,7 +8,7 @@
  */
 
 import { basename, isAbsolute, resolve } from "node:path";
-import { type Effect, effectsOf, type Invocation } from "./effects.ts";
+import { type Effect, effectsOf, type Invocation } from "./effects/mod.ts";
 import { type SimpleCommand, splitCommands } from "./shell.ts";
 
 /** A simple command the rules must pass. */

@@ -13,6 +13,7 @@ export {
   evaluate,
   NO_OPERATOR_REASON,
   PATH_TOOLS,
+  pathScope,
   ruleMatches,
   settle,
 } from "./approver.ts";
@@ -26,7 +27,7 @@ export {
 } from "./rules.ts";
 export { canonicalJson } from "./canonical_json.ts";
 export { jsonVisible, visible, visibleExact, visibleValue } from "./visible.ts";
-export { type PathScope, pathScope } from "./path_scope.ts";
+export type { PathScope } from "./path_scope.ts";
 export {
   type Assignment,
   DYNAMIC,
@@ -77,4 +78,4 @@ export {
 } from "./prompt.ts";
 export { type Finding, type PolicyReport, type TestOptions, testPolicy } from "./lint.ts";
 export { didYouMean } from "./suggest.ts";
-export { type Effect, effectsOf, type Invocation } from "./effects.ts";
+export { type Effect, effectsOf, type Invocation } from "./effects/mod.ts";

@@ -5,10 +5,12 @@
  * leave is judged as a call of its own, on its resolved path: a symlink under an allowed
  * directory that leads elsewhere, or a file a deny rule covers, is skipped.
  *
+ * The evaluator that judges each file is passed in (`createPathScope(evaluate)` in
+ * `approver.ts`), so this file does not import the evaluator back.
+ *
  * @module
  */
 
-import { evaluate } from "./approver.ts";
 import { LISTS, type Policy } from "./rules.ts";
 import type { ApprovalRequest, Decision, Verdict } from "./types.ts";
 
@@ -18,7 +20,26 @@ const WALKING_TOOLS: ReadonlySet<string> = new Set(["grep"]);
 /** Whether the content of the file at the resolved path `realPath` may be returned. */
 export type PathScope = (realPath: string) => Promise<boolean>;
 
+/** Decides one call under a policy, with paths resolved by `options.resolvePath`: `evaluate`. */
+export type Judge = (
+  policy: Policy,
+  request: ApprovalRequest,
+  options: { readonly resolvePath: (path: string) => Promise<string> },
+) => Promise<Decision>;
+
+/** Builds the per-file check for a call (see `pathScope` in `approver.ts`). */
+export type PathScopeOf = (
+  policy: Policy,
+  request: ApprovalRequest,
+  verdict: Decision,
+) => PathScope | undefined;
+
 const RANK: Readonly<Record<Verdict, number>> = { deny: 0, ask: 1, allow: 2 };
+
+/** The per-file check, each file judged by `judge` (see {@linkcode checkFor}). */
+export function createPathScope(judge: Judge): PathScopeOf {
+  return (policy, request, verdict) => checkFor(policy, request, verdict, judge);
+}
 
 /**
  * The per-file check for `request`, which `policy` decided as `verdict` (before an operator
@@ -30,10 +51,11 @@ const RANK: Readonly<Record<Verdict, number>> = { deny: 0, ask: 1, allow: 2 };
  * operator approved an ask (the operator saw the directory, and a file that would ask is of
  * the kind they approved; one a rule denies is not).
  */
-export function pathScope(
+function checkFor(
   policy: Policy,
   request: ApprovalRequest,
   verdict: Decision,
+  judge: Judge,
 ): PathScope | undefined {
   const tool = request.tool.toLowerCase();
   if (policy.mode !== "pattern" || !WALKING_TOOLS.has(tool)) return undefined;
@@ -50,7 +72,7 @@ export function pathScope(
   // The path is already resolved (by the tool, from the file it opened): it is tested as is.
   const asIs = { resolvePath: (path: string) => Promise.resolve(path) };
   return async (realPath) => {
-    const decision = await evaluate(policy, {
+    const decision = await judge(policy, {
       tool: request.tool,
       input: { ...input, path: realPath },
     }, asIs);

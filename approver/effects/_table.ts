@@ -1,7 +1,7 @@
 /**
  * What common programs do beyond their plain use: which options and subcommands run another
- * program, write a file, or cannot be judged from the text. `effects.ts` reads this table;
- * extending coverage to a new program is adding an entry here.
+ * program, write a file, or cannot be judged from the text. The readers beside it (`engine.ts`,
+ * `generic.ts` and the family files) apply it; a new program is an entry here.
  *
  * Conventions of an entry (`ProgramSpec`):
  * - `options` lists spellings (`-o`, `--output`); long options are also matched by any
@@ -89,7 +89,7 @@ export interface ProgramSpec {
   readonly wrapper?: WrapperSpec;
   /** Options end at the first operand (POSIX `getopt`; wrappers). GNU programs permute. */
   readonly optionsFirst?: boolean;
-  /** A custom analyser in `effects.ts`, for what options cannot say. */
+  /** A reader of its own (a family file `engine.ts` dispatches to), for what options cannot say. */
   readonly analyse?:
     | "sed"
     | "awk"
