@@ -15,7 +15,7 @@
  */
 
 import type { SessionStore } from "./session_store.ts";
-import type { UndoStore } from "./undo_store.ts";
+import type { UndoStore } from "./undo/mod.ts";
 
 /** The default of `state.sessions.max_age`: 30 days. */
 export const DEFAULT_SESSIONS_MAX_AGE_MS = 30 * 86_400_000;

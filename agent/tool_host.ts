@@ -24,7 +24,7 @@ import type {
   ToolHost,
   ToolResult,
 } from "../tools/hosting.ts";
-import type { Keep, UndoRecorder } from "./undo_recorder.ts";
+import type { Keep, UndoRecorder } from "./undo/mod.ts";
 
 /** What the gate needs. */
 export interface GateOptions {

@@ -31,7 +31,7 @@ import { costOf } from "./prices.ts";
 import { pickSession } from "./session_picker.ts";
 import { RUN_EXIT } from "./run.ts";
 import { undoInChat } from "./undo.ts";
-import type { UndoProgress } from "../agent/undo_recorder.ts";
+import type { UndoProgress } from "../agent/undo/mod.ts";
 import { createSlowScanNotice, scanLabel } from "./undo_progress.ts";
 
 /**

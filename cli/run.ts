@@ -12,7 +12,7 @@ import { createPromptOperator } from "../approver/mod.ts";
 import { addUsage } from "../providers/types.ts";
 import { parseDuration } from "../tools/hosting.ts";
 import { type AgentFlags, openAgent } from "./agent_setup.ts";
-import type { UndoProgress } from "../agent/undo_recorder.ts";
+import type { UndoProgress } from "../agent/undo/mod.ts";
 import { createSlowScanNotice } from "./undo_progress.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import { compactionLine } from "./context_gauge.ts";

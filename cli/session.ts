@@ -9,7 +9,7 @@ import { visible } from "../approver/visible.ts";
 import type { Message } from "../providers/types.ts";
 import type { ContextRecord } from "../agent/context.ts";
 import { openSessionStore, type SessionInfo } from "../agent/session_store.ts";
-import { openUndoStore } from "../agent/undo_store.ts";
+import { openUndoStore } from "../agent/undo/mod.ts";
 import { sessionsPath } from "./agent_setup.ts";
 import { undoMaxBytes } from "./state_dir.ts";
 import { type Config, loadConfig } from "./config.ts";

@@ -13,7 +13,7 @@ import {
   DEFAULT_SESSIONS_MAX_COUNT,
   type SessionRetention,
 } from "../agent/retention.ts";
-import { DEFAULT_UNDO_MAX_BYTES, openUndoStore } from "../agent/undo_store.ts";
+import { DEFAULT_UNDO_MAX_BYTES, openUndoStore } from "../agent/undo/mod.ts";
 import type { Config } from "./config.ts";
 import { auditPath, auditRotation } from "./audit_log.ts";
 

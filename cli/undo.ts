@@ -9,15 +9,15 @@
 
 import { type AuditSink, canonicalJson } from "../approver/mod.ts";
 import { openSessionStore } from "../agent/session_store.ts";
-import type { Entry } from "../agent/snapshot.ts";
-import { hasChanges, settledTurns, type UndoOutcome, undoTurns } from "../agent/undo.ts";
-import { workspaceLocks } from "../agent/undo_recorder.ts";
+import type { Entry } from "../agent/undo/mod.ts";
+import { hasChanges, settledTurns, type UndoOutcome, undoTurns } from "../agent/undo/mod.ts";
+import { workspaceLocks } from "../agent/undo/mod.ts";
 import {
   openUndoStore,
   type RecordedChange,
   type TurnRecord,
   type UndoStore,
-} from "../agent/undo_store.ts";
+} from "../agent/undo/mod.ts";
 import { sessionsPath } from "./agent_setup.ts";
 import { undoMaxBytes } from "./state_dir.ts";
 import { openAuditLog } from "./audit_log.ts";

@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { UndoProgress } from "../agent/undo_recorder.ts";
+import type { UndoProgress } from "../agent/undo/mod.ts";
 
 /** A scan slower than this is worth a word on how to avoid it. */
 export const SLOW_SCAN_MS = 2_000;

@@ -19,8 +19,7 @@ import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { callTool, type GateOptions } from "../agent/tool_host.ts";
-import { createUndoRecorder } from "../agent/undo_recorder.ts";
-import { openUndoStore } from "../agent/undo_store.ts";
+import { createUndoRecorder, openUndoStore } from "../agent/undo/mod.ts";
 import { createApprover } from "../approver/mod.ts";
 import { resolveSandbox } from "../cli/sandbox.ts";
 import {

@@ -20,8 +20,7 @@
 import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createUndoRecorder } from "../agent/undo_recorder.ts";
-import { openUndoStore } from "../agent/undo_store.ts";
+import { createUndoRecorder, openUndoStore } from "../agent/undo/mod.ts";
 
 const REPO = fileURLToPath(new URL("../", import.meta.url));
 const { values } = parseArgs({

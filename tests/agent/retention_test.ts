@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { expireSessions, pruneUndo } from "../../agent/retention.ts";
 import { openSessionStore } from "../../agent/session_store.ts";
-import { openUndoStore } from "../../agent/undo_store.ts";
+import { openUndoStore } from "../../agent/undo/mod.ts";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 
 async function stateDir() {

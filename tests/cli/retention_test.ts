@@ -15,8 +15,7 @@
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { openSessionStore } from "../../agent/session_store.ts";
-import { mirrorKey, openUndoStore, type TurnRecord } from "../../agent/undo_store.ts";
-import { sha256Hex } from "../../agent/snapshot.ts";
+import { mirrorKey, openUndoStore, sha256Hex, type TurnRecord } from "../../agent/undo/mod.ts";
 import { rotatedFiles, sha256 } from "../../approver/mod.ts";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_helpers/assert.ts";
 import { runCli } from "../_helpers/cli.ts";

@@ -21,9 +21,13 @@
 import { dirname, join } from "node:path";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { callTool, type GateOptions } from "../../agent/tool_host.ts";
-import { createUndoRecorder, type UndoRecorder } from "../../agent/undo_recorder.ts";
-import { openUndoStore, type UndoStore } from "../../agent/undo_store.ts";
-import { undoTurns } from "../../agent/undo.ts";
+import {
+  createUndoRecorder,
+  openUndoStore,
+  type UndoRecorder,
+  type UndoStore,
+  undoTurns,
+} from "../../agent/undo/mod.ts";
 import {
   type AuditEvent,
   createApprover,

@@ -21,8 +21,8 @@
 
 import { closeSync, constants, fchmodSync, fstatSync, openSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { captureEntry, type Entry } from "./snapshot.ts";
-import { isCleanPath, isUnder } from "./undo_check.ts";
+import { captureEntry, type Entry } from "./_entry.ts";
+import { isCleanPath, isUnder } from "./_check.ts";
 
 /** Set-user-ID and set-group-ID: `undo` never makes a file with either. */
 export const SET_ID_BITS = 0o6000;

@@ -6,14 +6,14 @@
  * must not become a write outside the workspace (the class of gemini-cli#29191, a `../` in a
  * stored checkpoint name deleting files outside the checkpoint directory).
  *
- * Nothing here touches the disk: `agent/undo_guard.ts` checks the paths again against the
+ * Nothing here touches the disk: `_guard.ts` checks the paths again against the
  * disk just before each write.
  *
  * @module
  */
 
 import { normalize } from "node:path";
-import { type Entry, isEntry } from "./snapshot.ts";
+import { type Entry, isEntry } from "./_entry.ts";
 
 /** Session ids as the store names its directories (UUIDs, or test names). */
 const SESSION_ID = /^[A-Za-z0-9-]{1,128}$/;
@@ -51,7 +51,7 @@ function entryFault(value: unknown, pending: boolean): string | undefined {
 
 /**
  * Why `value`, read from `<sessions>/<session>/<turn>.json`, is not a sound turn record of
- * that session and turn; undefined when it is. `mirrorKey` is `undo_store.ts`'s.
+ * that session and turn; undefined when it is. `mirrorKey` is `_store.ts`'s.
  */
 export function recordFault(
   value: unknown,

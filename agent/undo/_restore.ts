@@ -1,10 +1,10 @@
 /**
- * Putting back what turns changed, from their records (`agent/undo_store.ts`). Nothing is
+ * Putting back what turns changed, from their records (`_store.ts`). Nothing is
  * written when a path changed after the turn (its state is not the one the turn left), unless
  * `force`; a path already back to how it was before the turn is left alone. Files whose old
  * content was not kept (over the size limit, a full store) are named, never silently skipped.
  *
- * Every path is checked again just before it is written (`agent/undo_guard.ts`): nothing is
+ * Every path is checked again just before it is written (`_guard.ts`): nothing is
  * written through a symbolic link on the way, outside the turn's workspace, or into
  * rousseau's own files; a file comes back without set-user-ID or set-group-ID bits. Nothing
  * at all is written while a record is damaged, a turn's workspace is gone, or (for chat's
@@ -24,11 +24,11 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import { DEFAULT_UNDO_MAX_FILE_BYTES, type Entry, sameEntry } from "./snapshot.ts";
-import { isUnder } from "./undo_check.ts";
-import { chmodDirectory, createRestoreGuard, rootGone, SET_ID_BITS } from "./undo_guard.ts";
-import { settlePending } from "./undo_recorder.ts";
-import type { TurnRecord, UndoStore } from "./undo_store.ts";
+import { DEFAULT_UNDO_MAX_FILE_BYTES, type Entry, sameEntry } from "./_entry.ts";
+import { isUnder } from "./_check.ts";
+import { chmodDirectory, createRestoreGuard, rootGone, SET_ID_BITS } from "./_guard.ts";
+import { settlePending } from "./_recorder.ts";
+import type { TurnRecord, UndoStore } from "./_store.ts";
 
 /** What `undo` did (or would not do). */
 export interface UndoOutcome {

@@ -19,18 +19,21 @@
  */
 
 import { join } from "node:path";
-import { loadConfig } from "../../cli/config.ts";
-import { performUndo } from "../../cli/undo.ts";
-import { captureEntry, scanTree, sha256Hex } from "../../agent/snapshot.ts";
-import { undoTurns } from "../../agent/undo.ts";
-import { createUndoRecorder, type UndoRecorder } from "../../agent/undo_recorder.ts";
+import { loadConfig } from "../../../cli/config.ts";
+import { performUndo } from "../../../cli/undo.ts";
+import { captureEntry } from "../../../agent/undo/_entry.ts";
+import { scanTree } from "../../../agent/undo/_mirror_fallback.ts";
 import {
+  createUndoRecorder,
   mirrorKey,
   openUndoStore,
+  sha256Hex,
   type TurnRecord,
+  type UndoRecorder,
   type UndoStore,
-} from "../../agent/undo_store.ts";
-import { assert, assertEquals } from "../_helpers/assert.ts";
+  undoTurns,
+} from "../../../agent/undo/mod.ts";
+import { assert, assertEquals } from "../../_helpers/assert.ts";
 
 /** A workspace, a directory outside it, a state dir, removed afterwards. */
 async function setup() {

@@ -5,8 +5,12 @@
  */
 
 import { join } from "node:path";
-import { type ScanProgress, scanTree, scanTreeAsync } from "../../agent/snapshot.ts";
-import { assert, assertEquals } from "../_helpers/assert.ts";
+import {
+  type ScanProgress,
+  scanTree,
+  scanTreeAsync,
+} from "../../../agent/undo/_mirror_fallback.ts";
+import { assert, assertEquals } from "../../_helpers/assert.ts";
 
 Deno.test("scanTreeAsync() gives scanTree()'s mirror while timers keep running, and says how far it is", async () => {
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "rousseau-scan-async-" }));

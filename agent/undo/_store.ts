@@ -2,8 +2,9 @@
  * Undo data on disk, under `<state dir>/undo/`:
  *
  * - `objects/ab/cdef…`: file contents by SHA-256, shared by every session (deduplicated);
- * - `mirrors/<key>.json`: the last scan of a workspace (its root set hashed into `<key>`),
- *   and `mirrors/<key>.pending.json` while a call that may change it runs;
+ * - `mirrors/<key>.json`: the mirror fallback's last scan of a workspace (its root set
+ *   hashed into `<key>`), and `mirrors/<key>.pending.json` while a call that may change it
+ *   runs;
  * - `sessions/<id>/<turn>.json`: what each turn changed (a {@linkcode TurnRecord}).
  *
  * Two kinds of exclusive lock (flock: a process killed while holding one releases it):
@@ -29,9 +30,9 @@
  */
 
 import { dirname, join } from "node:path";
-import type { Entry, Mirror } from "./snapshot.ts";
-import { mirrorFromJson, mirrorToJson, type ObjectSink, sha256Hex } from "./snapshot.ts";
-import { isPendingMarker, isSessionId, isTurnNumber, recordFault } from "./undo_check.ts";
+import { type Entry, type ObjectSink, sha256Hex } from "./_entry.ts";
+import { type Mirror, mirrorFromJson, mirrorToJson } from "./_mirror_fallback.ts";
+import { isPendingMarker, isSessionId, isTurnNumber, recordFault } from "./_check.ts";
 
 /** Bumped when the mirror's rows change shape; an older file is scanned again. */
 const MIRROR_VERSION = 2;

@@ -5,17 +5,23 @@
  */
 
 import { join } from "node:path";
+import { captureEntry } from "../../../agent/undo/_entry.ts";
 import {
-  captureEntry,
   diffMirrors,
   mirrorFromJson,
   mirrorToJson,
   scanTree,
-} from "../../agent/snapshot.ts";
-import { undoTurns } from "../../agent/undo.ts";
-import { createUndoRecorder, type UndoRecorder } from "../../agent/undo_recorder.ts";
-import { DROPPED, mirrorKey, openUndoStore, type UndoStore } from "../../agent/undo_store.ts";
-import { assert, assertEquals } from "../_helpers/assert.ts";
+} from "../../../agent/undo/_mirror_fallback.ts";
+import {
+  createUndoRecorder,
+  DROPPED,
+  mirrorKey,
+  openUndoStore,
+  type UndoRecorder,
+  type UndoStore,
+  undoTurns,
+} from "../../../agent/undo/mod.ts";
+import { assert, assertEquals } from "../../_helpers/assert.ts";
 
 /** A workspace and a state dir, removed afterwards. */
 async function setup(options: { maxBytes?: number; maxFileBytes?: number } = {}) {

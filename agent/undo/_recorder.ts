@@ -11,10 +11,11 @@
  *   again after the apply. Nothing else is read, so the cost is what the command changed.
  *   Paths inside a `.git` directory are not kept, as the scan below does not keep them.
  * - Any other tool that is not read-only (`bash`, custom and MCP tools) may change anything:
- *   the workspace's mirror is brought up to date just before the call (only files whose
- *   metadata changed are read again), scanned again after it, and the difference is what the
- *   call did. A pending marker is written before the call, so a process killed during it
- *   leaves enough for the next one (or `undo`) to work out what the call did.
+ *   the fallback (`_mirror_fallback.ts`). The workspace's mirror is brought up to date just
+ *   before the call (only files whose metadata changed are read again), scanned again after
+ *   it, and the difference is what the call did. A pending marker is written before the
+ *   call, so a process killed during it leaves enough for the next one (or `undo`) to work
+ *   out what the call did.
  *
  * The turn's record is written after every call, so a killed turn keeps what it did. A
  * failure to record never stops a call: it is stored as a problem of the turn, which `undo`
@@ -28,16 +29,18 @@ import {
   captureEntry,
   type Change,
   DEFAULT_UNDO_MAX_FILE_BYTES,
-  diffMirrors,
   type Entry,
-  type Mirror,
   sameEntry,
+} from "./_entry.ts";
+import {
+  diffMirrors,
+  type Mirror,
   sameMirror,
   type ScanProgress,
   scanTree,
   scanTreeAsync,
-} from "./snapshot.ts";
-import { mirrorKey, type TurnRecord, type UndoStore } from "./undo_store.ts";
+} from "./_mirror_fallback.ts";
+import { mirrorKey, type TurnRecord, type UndoStore } from "./_store.ts";
 
 /** What a recorder needs. */
 export interface UndoRecorderOptions {

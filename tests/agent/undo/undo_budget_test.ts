@@ -7,10 +7,8 @@
  */
 
 import { join } from "node:path";
-import { undoTurns } from "../../agent/undo.ts";
-import { createUndoRecorder } from "../../agent/undo_recorder.ts";
-import { DROPPED, openUndoStore } from "../../agent/undo_store.ts";
-import { assert, assertEquals } from "../_helpers/assert.ts";
+import { createUndoRecorder, DROPPED, openUndoStore, undoTurns } from "../../../agent/undo/mod.ts";
+import { assert, assertEquals } from "../../_helpers/assert.ts";
 
 /** Bytes of every file under `dir` (recursively), as `du -b` would add them. */
 function bytesUnder(dir: string): number {
