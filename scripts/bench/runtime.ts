@@ -9,7 +9,7 @@
  * - **bash**: `bash {"command":"true"}` through the gate, unsandboxed and under bwrap,
  *   against spawning `/bin/sh -c true` with `Deno.Command`.
  * - **memory**: peak RSS of a fresh process making one call (bash printing 1 GiB, read of a
- *   100 MiB file, grep over bench_grep's 1 GiB tree), against the same process making a
+ *   100 MiB file, grep over the grep suite's 1 GiB tree), against the same process making a
  *   trivial call.
  * - **agent**: a 50-iteration turn (49 cheap tool calls and a final text) against an
  *   instant provider, in-process and over loopback HTTP, time per iteration without tool
@@ -25,7 +25,7 @@
  *
  * Options: `--runs N` (default 5; cold start does 2N), `--quick` (tiny sizes and one run,
  * for the smoke test), `--only ROW[,ROW]` (a group above or a row id; repeatable), `--out
- * DIR` (default `bench/`), `--dir DIR` (bench_grep's tree cache, default `.bench/`).
+ * DIR` (default `bench/`), `--dir DIR` (the grep suite's tree cache, default `.bench/`).
  *
  * @module
  */
@@ -35,16 +35,16 @@ import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { runTurn, toolSpecs } from "../agent/loop.ts";
-import { callTool, type GateOptions } from "../agent/tool_host.ts";
+import { runTurn, toolSpecs } from "../../agent/loop.ts";
+import { callTool, type GateOptions } from "../../agent/tool_host.ts";
 import {
   canonicalJson,
   createApprover,
   createAuditFile,
   type PolicyConfig,
-} from "../approver/mod.ts";
-import { createAnthropicProvider } from "../providers/anthropic.ts";
-import type { Message, Provider } from "../providers/types.ts";
+} from "../../approver/mod.ts";
+import { createAnthropicProvider } from "../../providers/anthropic.ts";
+import type { Message, Provider } from "../../providers/types.ts";
 import {
   createBuiltinTools,
   createInProcessHost,
@@ -59,9 +59,9 @@ import {
   scrubEnvironment,
   type ToolHost,
   type Workspace,
-} from "../tools/mod.ts";
-import { startFakeAnthropic, type Step } from "../tests/_helpers/fake_providers.ts";
-import { type Reply, scriptedProvider } from "../tests/_helpers/scripted_provider.ts";
+} from "../../tools/mod.ts";
+import { startFakeAnthropic, type Step } from "../../tests/_helpers/fake_providers.ts";
+import { type Reply, scriptedProvider } from "../../tests/_helpers/scripted_provider.ts";
 import {
   buildSmallTree,
   cached,
@@ -73,13 +73,13 @@ import {
   table,
   type TreeStats,
   wrap,
-} from "./bench_grep.ts";
-import type { RssReport } from "./_bench_rss.ts";
-import { resolveSandbox } from "../cli/sandbox.ts";
-import { GREP_V8_FLAGS } from "../tools/grep.ts";
+} from "./grep.ts";
+import type { RssReport } from "./_rss_child.ts";
+import { resolveSandbox } from "../../cli/sandbox.ts";
+import { GREP_V8_FLAGS } from "../../tools/grep.ts";
 
-const REPO = fileURLToPath(new URL("../", import.meta.url));
-const FLOOR = fileURLToPath(new URL("./_bench_floor.ts", import.meta.url));
+const REPO = fileURLToPath(new URL("../../", import.meta.url));
+const FLOOR = fileURLToPath(new URL("./_floor.ts", import.meta.url));
 const CONFIG = join(REPO, "deno.json");
 const MAIN = join(REPO, "main.ts");
 /** `deno run` arguments of the CLI as `deno task cli` runs it, without the task runner. */
@@ -93,7 +93,7 @@ const CLI: readonly string[] = [
   `--v8-flags=${GREP_V8_FLAGS}`,
   MAIN,
 ];
-const RSS_CHILD = join(REPO, "scripts", "_bench_rss.ts");
+const RSS_CHILD = join(REPO, "scripts", "bench", "_rss_child.ts");
 const ECHO_SERVER = join(REPO, "tests", "testdata", "mcp_echo_server.ts");
 const KIB = 1024;
 const MIB = 1024 * KIB;
@@ -169,7 +169,7 @@ export interface Breakdown {
 interface Settings {
   readonly quick: boolean;
   readonly runs: number;
-  /** bench_grep's tree cache. */
+  /** the grep suite's tree cache. */
   readonly dir: string;
 }
 
@@ -514,7 +514,7 @@ async function coldStart(fx: Fixture, settings: Settings): Promise<[Row[], Break
         value: round(t!, 1),
       },
       {
-        name: "scripts/_bench_floor.ts: the tool worker started first, one read, nothing else",
+        name: "scripts/bench/_floor.ts: the tool worker started first, one read, nothing else",
         value: round(f!, 1),
       },
       {
@@ -917,7 +917,7 @@ async function rssChild(root: string, tool: string, input: unknown): Promise<Rss
   return report;
 }
 
-/** bench_grep's largest cached small-file tree, or a fresh one of `files` files. */
+/** the grep suite's largest cached small-file tree, or a fresh one of `files` files. */
 async function grepTree(
   dir: string,
   files: number,
@@ -1030,7 +1030,7 @@ async function memory(fx: Fixture, settings: Settings): Promise<[Row[], Breakdow
         ...fields,
         id: "rss_grep",
         name: `peak RSS: grep over a ${sizeText(tree.stats.bytes)} tree`,
-        note: `${tree.stats.files} files of bench_grep's generated tree (${
+        note: `${tree.stats.files} files of the grep suite's generated tree (${
           tree.generated ? "generated for this run" : "reused from its cache"
         }${
           settings.quick || tree.stats.bytes >= GIB * 0.9

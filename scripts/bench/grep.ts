@@ -8,7 +8,7 @@
  * generated trees are deterministic and cached under `.bench/` (gitignored).
  *
  * For each tree and query, our grep runs in-process (parse + execute, as a host calls it; run
- * through `deno task bench`, the process has the V8 flags the CLI has, see `scripts/bench.ts`)
+ * through `deno task bench`, the process has the V8 flags the CLI has, see `main.ts`)
  * and `rg` runs as a process with the same skip list and size limit, once single-threaded
  * (`-j1`) and once with its default threads. Each figure is the minimum of `--runs` runs
  * after one warm-up run; the three are interleaved so machine noise hits them alike. The
@@ -26,10 +26,10 @@
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { join, relative } from "node:path";
-import { createGrepTool, createWorkspace, DEFAULT_LIMITS, type Workspace } from "../mod.ts";
-import { SKIPPED_DIRS } from "../tools/grep.ts";
+import { createGrepTool, createWorkspace, DEFAULT_LIMITS, type Workspace } from "../../mod.ts";
+import { SKIPPED_DIRS } from "../../tools/grep.ts";
 
-const REPO = fileURLToPath(new URL("../", import.meta.url));
+const REPO = fileURLToPath(new URL("../../", import.meta.url));
 /** Bump when the generator changes, so cached trees are rebuilt. */
 export const GENERATOR_VERSION = 1;
 const KIB = 1024;
