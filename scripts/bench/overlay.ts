@@ -1,6 +1,6 @@
 // deno-lint-ignore-file no-console
 /**
- * `deno run -A scripts/bench_overlay.ts [--files 10000,100000] [--runs N] [--quick]
+ * `deno run -A scripts/bench/overlay.ts [--files 10000,100000] [--runs N] [--quick]
  * [--out DIR] [--dir DIR]`: what a bash call costs under the overlay (its changes observed,
  * undo keeping only what changed) against the mirror (the roots bound read-write, undo
  * walking the tree before and after), a bare bwrap with the same arguments, and a bare
@@ -18,10 +18,10 @@
 import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { callTool, type GateOptions } from "../agent/tool_host.ts";
-import { createUndoRecorder, openUndoStore } from "../agent/undo/mod.ts";
-import { createApprover } from "../approver/mod.ts";
-import { resolveSandbox } from "../cli/sandbox.ts";
+import { callTool, type GateOptions } from "../../agent/tool_host.ts";
+import { createUndoRecorder, openUndoStore } from "../../agent/undo/mod.ts";
+import { createApprover } from "../../approver/mod.ts";
+import { resolveSandbox } from "../../cli/sandbox.ts";
 import {
   createBuiltinTools,
   createInProcessHost,
@@ -31,9 +31,9 @@ import {
   resolveReal,
   type Sandbox,
   sandboxArgs,
-} from "../tools/mod.ts";
+} from "../../tools/mod.ts";
 
-const REPO = fileURLToPath(new URL("../", import.meta.url));
+const REPO = fileURLToPath(new URL("../../", import.meta.url));
 const { values } = parseArgs({
   args: Deno.args,
   options: {
@@ -236,7 +236,7 @@ try {
     "# bash under the overlay: per-call cost",
     "",
     `${new Date().toISOString().slice(0, 10)}, Deno ${Deno.version.deno}, Linux ${kernel}, ` +
-    `median of ${runs} runs after one warm-up (\`deno run -A scripts/bench_overlay.ts\`).`,
+    `median of ${runs} runs after one warm-up (\`deno run -A scripts/bench/overlay.ts\`).`,
     "",
     "overlay: the gate, the undo recorder and the bash tool in-process, each root an overlay " +
     "(change set read, judged, kept for undo, applied). mirror: the same with the roots bound " +

@@ -1,18 +1,18 @@
 /**
- * Child process of the memory rows of `bench_runtime.ts`: builds the gate the way the CLI
+ * Child process of the memory rows (`memory.ts`): builds the gate the way the CLI
  * does (the permission-scoped tool worker and a pattern approver), makes one call through
  * it, and prints the process's peak resident set (`VmHWM` of `/proc/self/status`, which
  * covers the worker thread too) as one JSON line. A fresh process per call keeps the
  * benchmark's own allocations out of the figure.
  *
- * Usage: `deno run -A --config deno.json scripts/_bench_rss.ts <root> <tool> <json input>`
+ * Usage: `deno run -A --config deno.json scripts/bench/_rss_child.ts <root> <tool> <json input>`
  *
  * @module
  */
 
-import { callTool } from "../agent/tool_host.ts";
-import { createApprover } from "../approver/mod.ts";
-import { createWorkerHost, createWorkspace, DEFAULT_LIMITS, resolveReal } from "../tools/mod.ts";
+import { callTool } from "../../agent/tool_host.ts";
+import { createApprover } from "../../approver/mod.ts";
+import { createWorkerHost, createWorkspace, DEFAULT_LIMITS, resolveReal } from "../../tools/mod.ts";
 
 /** What the child prints. */
 export interface RssReport {
@@ -40,7 +40,7 @@ function statusKib(field: string): number {
 async function main(): Promise<void> {
   const [root, tool, json] = Deno.args;
   if (root === undefined || tool === undefined || json === undefined) {
-    throw new TypeError("usage: _bench_rss.ts <root> <tool> <json input>");
+    throw new TypeError("usage: _rss_child.ts <root> <tool> <json input>");
   }
   const workspace = await createWorkspace([root]);
   await using host = await createWorkerHost({

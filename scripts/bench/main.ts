@@ -1,17 +1,19 @@
 // deno-lint-ignore-file no-console
 /**
- * `deno task bench`: every benchmark, each suite in a fresh `deno` process so one suite's
- * heap, caches and threads cannot colour the other's figures:
+ * `deno task bench`: every benchmark, each suite (a script of this folder) in a fresh `deno`
+ * process so one suite's heap, caches and threads cannot colour the other's figures:
  *
- * 1. grep against ripgrep (`bench_grep.ts`): `bench/results.md`, `bench/results.json`;
- * 2. the runtime rows (`bench_runtime.ts`: cold start, per-call cost, bash, memory, agent
+ * 1. grep against ripgrep (`grep.ts`): `bench/results.md`, `bench/results.json`;
+ * 2. the runtime rows (`runtime.ts`: cold start, per-call cost, bash, memory, agent
  *    overhead, MCP): `bench/runtime.md`, `bench/runtime.json`;
  * 3. bash under the overlay against the mirror, bare bwrap and bare sh in 10k- and 100k-file
- *    git repositories (`bench_overlay.ts`): `bench/overlay.md`, `bench/overlay.json`;
- * 4. start-up through the npm package's `rousseau` bin beside `deno task cli` (`bench_npm.ts`,
+ *    git repositories (`overlay.ts`): `bench/overlay.md`, `bench/overlay.json`;
+ * 4. start-up through the npm package's `rousseau` bin beside `deno task cli` (`npm.ts`,
  *    packs and installs the package first): `bench/npm.md`, `bench/npm.json`.
  *
  * The grep suite runs first, so the memory rows find its cached 1 GiB tree under `.bench/`.
+ * `undo.ts` (what undo costs a call on a large tree) is not a suite of this run: run it on its
+ * own, `deno run -A scripts/bench/undo.ts`.
  *
  * Options: `--quick`, `--runs N` (both passed to each suite), `--only ROW[,ROW]` (`grep`, `overlay`, `npm`, or
  * a runtime group or row id such as `cold`, `calls`, `mcp_sequential`; repeatable), `--out
@@ -23,9 +25,9 @@
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { join } from "node:path";
-import { GREP_V8_FLAGS } from "../tools/grep.ts";
+import { GREP_V8_FLAGS } from "../../tools/grep.ts";
 
-const REPO = fileURLToPath(new URL("../", import.meta.url));
+const REPO = fileURLToPath(new URL("../../", import.meta.url));
 
 /** Runs `script` with `args` in a fresh process; throws when it fails. */
 async function suite(script: string, args: readonly string[]): Promise<void> {
@@ -34,12 +36,12 @@ async function suite(script: string, args: readonly string[]): Promise<void> {
     args: [
       "run",
       "-A",
-      // bench_grep runs grep in this process: with the V8 flags the CLI's process has, so it
+      // The grep suite runs grep in its own process: with the V8 flags the CLI's process has, so it
       // measures the engine users get (tools/grep.ts).
       `--v8-flags=${GREP_V8_FLAGS}`,
       "--config",
       join(REPO, "deno.json"),
-      join(REPO, "scripts", script),
+      join(REPO, "scripts", "bench", script),
       ...args,
     ],
     stdin: "null",
@@ -72,15 +74,15 @@ export async function main(args: readonly string[] = Deno.args): Promise<void> {
     ...(values.out === undefined ? [] : ["--out", values.out]),
     ...(values.dir === undefined ? [] : ["--dir", values.dir]),
   ];
-  if (grep) await suite("bench_grep.ts", common);
+  if (grep) await suite("grep.ts", common);
   if (only.length === 0 || runtime.length > 0) {
-    await suite("bench_runtime.ts", [
+    await suite("runtime.ts", [
       ...common,
       ...(runtime.length > 0 ? ["--only", runtime.join(",")] : []),
     ]);
   }
-  if (overlay) await suite("bench_overlay.ts", common);
-  if (npm) await suite("bench_npm.ts", common);
+  if (overlay) await suite("overlay.ts", common);
+  if (npm) await suite("npm.ts", common);
 }
 
 if (import.meta.main) await main();

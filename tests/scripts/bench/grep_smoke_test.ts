@@ -1,11 +1,11 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { assert, assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
+import { assert, assertEquals, assertStringIncludes } from "../../_helpers/assert.ts";
 
-const SCRIPT = fileURLToPath(new URL("../../scripts/bench_grep.ts", import.meta.url));
+const SCRIPT = fileURLToPath(new URL("../../../scripts/bench/grep.ts", import.meta.url));
 
 // Only checks that the benchmark runs and reports; timings are never asserted.
-Deno.test("bench_grep runs on a tiny tree and writes a table", async () => {
+Deno.test("bench grep.ts runs on a tiny tree and writes a table", async () => {
   const dir = await Deno.makeTempDir({ prefix: "rousseau-bench-" });
   try {
     const out = join(dir, "out");

@@ -1,10 +1,10 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { assert, assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
+import { assert, assertEquals, assertStringIncludes } from "../../_helpers/assert.ts";
 
-const REPO = fileURLToPath(new URL("../../", import.meta.url));
-const RUNTIME = join(REPO, "scripts", "bench_runtime.ts");
-const ALL = join(REPO, "scripts", "bench.ts");
+const REPO = fileURLToPath(new URL("../../../", import.meta.url));
+const RUNTIME = join(REPO, "scripts", "bench", "runtime.ts");
+const ALL = join(REPO, "scripts", "bench", "main.ts");
 
 const ROWS = [
   "cold_start",
@@ -41,7 +41,7 @@ async function run(
 }
 
 // Only checks that the benchmark runs and reports every row; timings are never asserted.
-Deno.test("bench_runtime --quick writes a table and JSON with every row", async () => {
+Deno.test("bench runtime.ts --quick writes a table and JSON with every row", async () => {
   const dir = await Deno.makeTempDir({ prefix: "rousseau-bench-runtime-" });
   try {
     const out = join(dir, "out");
@@ -83,7 +83,7 @@ Deno.test("bench --only runs the selected runtime row and no grep suite", async 
   }
 });
 
-Deno.test("bench_runtime rejects an unknown row", async () => {
+Deno.test("bench runtime.ts rejects an unknown row", async () => {
   const result = await run(RUNTIME, ["--only", "nope", "--out", "/nonexistent"]);
   assertEquals(result.code, 1);
   assertStringIncludes(result.stderr, 'bench: unknown row "nope" (want one of cold, calls,');

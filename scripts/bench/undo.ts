@@ -1,6 +1,6 @@
 // deno-lint-ignore-file no-console
 /**
- * `deno run -A scripts/bench_undo.ts [--files N] [--dir DIR]`: what undo costs a call on a
+ * `deno run -A scripts/bench/undo.ts [--files N] [--dir DIR]`: what undo costs a call on a
  * large tree. Generates N small files (default 100,000, ~0.5 KiB each, 100 per directory)
  * under DIR (default `.bench/undo-<N>`, kept between runs), then times, with the recorder the
  * agent uses:
@@ -20,9 +20,9 @@
 import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createUndoRecorder, openUndoStore } from "../agent/undo/mod.ts";
+import { createUndoRecorder, openUndoStore } from "../../agent/undo/mod.ts";
 
-const REPO = fileURLToPath(new URL("../", import.meta.url));
+const REPO = fileURLToPath(new URL("../../", import.meta.url));
 const { values } = parseArgs({
   args: Deno.args,
   options: { files: { type: "string", default: "100000" }, dir: { type: "string" } },

@@ -8,9 +8,9 @@
 
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
+import { assertEquals, assertStringIncludes } from "../../_helpers/assert.ts";
 
-const REPO = fileURLToPath(new URL("../../", import.meta.url));
+const REPO = fileURLToPath(new URL("../../../", import.meta.url));
 
 Deno.test("bench --only overlay --quick writes bench/overlay.md and .json with every variant", async () => {
   const out = await Deno.makeTempDir({ prefix: "rousseau-bench-out-" });
@@ -22,7 +22,7 @@ Deno.test("bench --only overlay --quick writes bench/overlay.md and .json with e
         "-A",
         "--config",
         join(REPO, "deno.json"),
-        join(REPO, "scripts", "bench.ts"),
+        join(REPO, "scripts", "bench", "main.ts"),
         "--quick",
         "--only",
         "overlay",

@@ -1,6 +1,6 @@
 // deno-lint-ignore-file no-console
 /**
- * `deno run -A scripts/bench_npm.ts [--runs N] [--quick] [--out DIR]`: what the npm package's
+ * `deno run -A scripts/bench/npm.ts [--runs N] [--quick] [--out DIR]`: what the npm package's
  * `rousseau` command costs at start-up beside `deno task cli`, side by side in one run. Packs
  * the package (`npm pack`, which fills its Deno cache), installs it into a fresh prefix
  * (`npm install -g --prefix`), then times `version` and `tool read` of a small file both
@@ -13,7 +13,7 @@ import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const REPO = fileURLToPath(new URL("../", import.meta.url));
+const REPO = fileURLToPath(new URL("../../", import.meta.url));
 const { values } = parseArgs({
   args: Deno.args,
   options: {
@@ -115,7 +115,7 @@ try {
     "# npm package: start-up through the `rousseau` bin",
     "",
     `${new Date().toISOString().slice(0, 10)}, Deno ${Deno.version.deno}, median of ${runs} runs ` +
-    "after one warm-up (`deno run -A scripts/bench_npm.ts`): process start to exit, the " +
+    "after one warm-up (`deno run -A scripts/bench/npm.ts`): process start to exit, the " +
     "installed bin (node, then the deno npm package's runtime, `--cached-only`) beside " +
     "`deno task cli`.",
     "",
