@@ -40,6 +40,8 @@ export interface Settings {
   readonly runs: number;
   /** The grep suite's tree cache (`--dir`). */
   readonly dir: string;
+  /** The seed of the generated grep tree of the live rows (`--seed`, else picked at random). */
+  readonly seed: number;
 }
 
 /** The temp files every row shares, removed on dispose. */

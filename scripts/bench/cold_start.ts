@@ -1,7 +1,8 @@
 /**
  * Runtime rows `cold`: `deno task cli tool read`, `version` and `--help`, process start to
- * exit, against a `deno task` that runs a one-line hello script; with a breakdown of where the
- * start goes (down to `_floor.ts`, the least a `tool read` can cost in this design).
+ * exit, against a `deno task` that runs a one-line hello script, and `tool read` against the
+ * floor (`_floor.ts`, the least a `tool read` can cost in this design); with a breakdown of
+ * where the start goes.
  *
  * @module
  */
@@ -184,6 +185,23 @@ async function measure(fx: Fixture, settings: Settings): Promise<[Row[], Breakdo
       y!,
       within,
     ),
+    makeRow(
+      {
+        id: "cold_tool_read_floor",
+        group: "cold",
+        name: "cold start: `main.ts tool read` of a small file beside the floor, start to exit",
+        unit: "ms",
+        "comparison_name": "the floor: scripts/bench/_floor.ts (start the narrowed tool worker, " +
+          "read one file through it, nothing else)",
+        target: "<= 1.2x",
+        note: `min of ${runs} runs, interleaved; ours is \`deno run\` of main.ts as ` +
+          "`deno task cli` runs it (`--workspace DIR tool read '{\"path\": ...}'`), no task runner; " +
+          "the floor is `deno run -A` of the script with the project's deno.json",
+      },
+      r!,
+      f!,
+      (_, ratio) => ratio === null ? null : ratio <= 1.2,
+    ),
   ];
   const breakdown: Breakdown = {
     title: "cold start, process start to exit (ms)",
@@ -224,6 +242,6 @@ async function measure(fx: Fixture, settings: Settings): Promise<[Row[], Breakdo
 /** The cold-start rows. */
 export const coldStart: Section = {
   group: "cold",
-  ids: ["cold_start", "cold_version", "cold_help"],
+  ids: ["cold_start", "cold_version", "cold_help", "cold_tool_read_floor"],
   run: measure,
 };

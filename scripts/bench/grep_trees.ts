@@ -111,8 +111,8 @@ class Gen {
 }
 
 /** A pool of lines files are assembled from: fast to sample, varied enough. */
-function linePool(size: number): string[] {
-  const g = new Gen(1);
+function linePool(size: number, seed = 1): string[] {
+  const g = new Gen(seed);
   return Array.from({ length: size }, () => g.line());
 }
 
@@ -203,11 +203,16 @@ export async function cached(
 
 /**
  * (a) `count` files of ~10 KiB in leaf directories of 100, grouped by 100, plus decoys in
- * skip-list directories and a few hidden files.
+ * skip-list directories and a few hidden files; `seed` (default: fixed) picks the lines and
+ * where matches go.
  */
-export async function buildSmallTree(root: string, count: number): Promise<TreeStats> {
-  const lines = linePool(20_000);
-  const g = new Gen(count);
+export async function buildSmallTree(
+  root: string,
+  count: number,
+  seed?: number,
+): Promise<TreeStats> {
+  const lines = linePool(20_000, seed ?? 1);
+  const g = new Gen(seed ?? count);
   const rare = choose(g, count, 5);
   const cls = choose(g, count, Math.max(1, Math.round(count * 0.0006)));
   const alt = choose(g, count, Math.max(1, Math.round(count * 0.0006)));

@@ -17,7 +17,8 @@
  *
  * Options: `--quick`, `--runs N` (both passed to each suite), `--only ROW[,ROW]` (`grep`, `overlay`, `npm`, or
  * a runtime group or row id such as `cold`, `calls`, `mcp_sequential`; repeatable), `--out
- * DIR` (default `bench/`), `--dir DIR` (tree cache, default `.bench/`).
+ * DIR` (default `bench/`), `--dir DIR` (tree cache, default `.bench/`), `--seed N` (the runtime
+ * suite's generated grep tree; picked at random and printed when absent).
  *
  * @module
  */
@@ -61,6 +62,7 @@ export async function main(args: readonly string[] = Deno.args): Promise<void> {
       only: { type: "string", multiple: true, default: [] },
       out: { type: "string" },
       dir: { type: "string" },
+      seed: { type: "string" },
     },
   });
   const only = values.only.flatMap((o) => o.split(",")).map((o) => o.trim()).filter(Boolean);
@@ -79,6 +81,7 @@ export async function main(args: readonly string[] = Deno.args): Promise<void> {
     await suite("runtime.ts", [
       ...common,
       ...(runtime.length > 0 ? ["--only", runtime.join(",")] : []),
+      ...(values.seed === undefined ? [] : ["--seed", values.seed]),
     ]);
   }
   if (overlay) await suite("overlay.ts", common);

@@ -4,9 +4,14 @@
  * same run, one file of this folder per group (named after each group below):
  *
  * - **cold** (`cold_start.ts`): `deno task cli tool read`, `deno task cli version` and `deno task cli --help`,
- *   start to exit, each against a `deno task` that runs a one-line hello script.
+ *   start to exit, each against a `deno task` that runs a one-line hello script; and `main.ts
+ *   tool read` against the floor (`_floor.ts`: the narrowed tool worker reading one file).
  * - **calls** (`per_call.ts`): 10,000 `read` calls through the gate (approver, then the tool worker) in one
  *   process, against the read tool called in-process; with a per-layer breakdown.
+ * - **peer** (`peer_calls.ts`): one `read`, `edit`, `write`, `bash` (`sh test.sh`) and `grep`
+ *   call as the model sees it (call sent to result back, median ms), through a live `rousseau
+ *   mcp` and in `rousseau run` against a loopback model, beside the best peer's figures (pi 0.73,
+ *   constants from issue 28).
  * - **bash** (`bash.ts`): `bash {"command":"true"}` through the gate, unsandboxed and under bwrap,
  *   against spawning `/bin/sh -c true` with `Deno.Command`.
  * - **memory** (`memory.ts`): peak RSS of a fresh process making one call (bash printing 1 GiB, read of a
@@ -17,8 +22,9 @@
  *   time, against the same provider answering the same 50 requests on its own.
  * - **mcp** (`mcp.ts`): `tools/call` round trips over stdio with the SDK client against `rousseau mcp`,
  *   sequential and 8 in flight, against a minimal SDK server answering an echo tool.
- * - **live** (`live_grep.ts`): grep through a live `rousseau mcp` against `rg -j1` as a whole
- *   process, on a generated tree and on `/usr/include`.
+ * - **live** (`live_grep.ts`): grep through a live `rousseau mcp`, and `tool grep` as a whole
+ *   process, against `rg -j1` as a whole process, on a tree generated from a random seed (over
+ *   1 GB unless `--quick`) and on `/usr/include`.
  *
  * Each figure is the best of `--runs` runs after a warm-up round; a row's contenders run
  * interleaved, so machine noise hits them alike. A row's ratio is our cost over the
@@ -28,7 +34,8 @@
  *
  * Options: `--runs N` (default 5; cold start does 2N), `--quick` (tiny sizes and one run,
  * for the smoke test), `--only ROW[,ROW]` (a group above or a row id; repeatable), `--out
- * DIR` (default `bench/`), `--dir DIR` (the grep suite's tree cache, default `.bench/`).
+ * DIR` (default `bench/`), `--dir DIR` (tree cache, default `.bench/`), `--seed N` (the live
+ * rows' generated tree; picked at random when absent, printed on stderr and in the notes).
  *
  * @module
  */
@@ -42,6 +49,7 @@ import { coldStart } from "./cold_start.ts";
 import { liveGrep } from "./live_grep.ts";
 import { mcp } from "./mcp.ts";
 import { memory } from "./memory.ts";
+import { peerCalls } from "./peer_calls.ts";
 import { readCalls } from "./per_call.ts";
 import { type Breakdown, log, report, type Row } from "./table.ts";
 
@@ -49,6 +57,7 @@ import { type Breakdown, log, report, type Row } from "./table.ts";
 const SECTIONS: readonly Section[] = [
   coldStart,
   readCalls,
+  peerCalls,
   bashCalls,
   memory,
   agent,
@@ -89,13 +98,21 @@ export async function main(args: readonly string[] = Deno.args): Promise<Row[]> 
       only: { type: "string", multiple: true, default: [] },
       out: { type: "string", default: join(REPO, "bench") },
       dir: { type: "string", default: join(REPO, ".bench") },
+      seed: { type: "string" },
     },
   });
   const runs = values.runs === undefined ? (values.quick ? 1 : 5) : Number(values.runs);
   if (!Number.isInteger(runs) || runs < 1) {
     throw new Error(`bench: --runs: not a positive integer: ${values.runs}`);
   }
-  const settings: Settings = { quick: values.quick, runs, dir: values.dir };
+  const seed = values.seed === undefined
+    ? crypto.getRandomValues(new Uint32Array(1))[0]! >>> 1
+    : Number(values.seed);
+  if (!Number.isSafeInteger(seed) || seed < 0) {
+    throw new Error(`bench: --seed: not a non-negative integer: ${values.seed}`);
+  }
+  log(`bench: seed ${seed} (--seed ${seed} reproduces the generated tree)`);
+  const settings: Settings = { quick: values.quick, runs, dir: values.dir, seed };
   const wanted = selection(values.only);
   const rows: Row[] = [];
   const breakdowns: Breakdown[] = [];
@@ -115,6 +132,7 @@ export async function main(args: readonly string[] = Deno.args): Promise<Row[]> 
     cpus: navigator.hardwareConcurrency,
     runs,
     quick: values.quick,
+    seed,
   };
   const markdown = report(rows, breakdowns, meta);
   await Deno.mkdir(values.out, { recursive: true });

@@ -11,7 +11,7 @@
 const LINE_WIDTH = 100;
 
 /** Row groups of the runtime suite, one file each, in report order. */
-export type Group = "cold" | "calls" | "bash" | "memory" | "agent" | "mcp" | "live";
+export type Group = "cold" | "calls" | "peer" | "bash" | "memory" | "agent" | "mcp" | "live";
 
 /** One benchmark row. */
 export interface Row {

@@ -10,8 +10,12 @@ const ROWS = [
   "cold_start",
   "cold_version",
   "cold_help",
+  "cold_tool_read_floor",
   "read_calls",
   "read_calls_in_flight",
+  ...["mcp", "run"].flatMap((mode) =>
+    ["read", "edit", "write", "bash", "grep"].map((tool) => `peer_${mode}_${tool}`)
+  ),
   "bash_true",
   "bash_true_bwrap",
   "rss_bash",
@@ -21,10 +25,18 @@ const ROWS = [
   "agent_http",
   "mcp_sequential",
   "mcp_in_flight",
-  ...["tree", "headers"].flatMap((tree) =>
-    ["rare", "common_literal", "class", "alternation"].map((q) => `live_grep_${tree}_${q}`)
+  ...["live", "process"].flatMap((kind) =>
+    ["tree", "headers"].flatMap((tree) =>
+      ["rare", "common_literal", "class", "alternation"].map((q) => `${kind}_grep_${tree}_${q}`)
+    )
   ),
 ];
+
+/** Parsed JSON, untyped (the report's shape is what the test checks). */
+// deno-lint-ignore no-explicit-any
+function json(text: string): any {
+  return JSON.parse(text);
+}
 
 async function run(
   script: string,
@@ -45,17 +57,19 @@ Deno.test("bench runtime.ts --quick writes a table and JSON with every row", asy
   const dir = await Deno.makeTempDir({ prefix: "rousseau-bench-runtime-" });
   try {
     const out = join(dir, "out");
-    const result = await run(RUNTIME, ["--quick", "--out", out, "--dir", dir]);
+    const result = await run(RUNTIME, ["--quick", "--out", out, "--dir", dir, "--seed", "7"]);
     assertEquals(result.code, 0, result.stderr);
+    assertStringIncludes(result.stdout, "seed 7 (`--seed 7` reproduces the tree)");
+    assertEquals(json(await Deno.readTextFile(join(dir, "live-300-s7-v1.ok"))).files, 300);
     assertStringIncludes(result.stdout, "| row ");
     assertStringIncludes(result.stdout, "## read through the gate, per call (µs)");
     assertEquals(
       await Deno.readTextFile(join(out, "runtime.md")),
       result.stdout.replace(/\n$/, ""),
     );
-    const json = JSON.parse(await Deno.readTextFile(join(out, "runtime.json")));
-    assertEquals(json.rows.map((r: { id: string }) => r.id), ROWS);
-    for (const row of json.rows) {
+    const report = json(await Deno.readTextFile(join(out, "runtime.json")));
+    assertEquals(report.rows.map((r: { id: string }) => r.id), ROWS);
+    for (const row of report.rows) {
       for (const key of ["name", "unit", "ours", "comparison", "ratio", "target", "target_met"]) {
         assert(key in row, `row ${row.id} has ${key}`);
       }
@@ -63,7 +77,33 @@ Deno.test("bench runtime.ts --quick writes a table and JSON with every row", asy
       assert(typeof row.ours === "number" || typeof row.note === "string", `row ${row.id}`);
       assertStringIncludes(result.stdout, `\`${row.id}\``);
     }
-    assert(Array.isArray(json.breakdowns) && json.breakdowns.length === 4, "4 breakdowns");
+    assert(Array.isArray(report.breakdowns) && report.breakdowns.length === 5, "5 breakdowns");
+
+    // The same seed reuses the tree; another seed's tree replaces it.
+    const again = await run(RUNTIME, [
+      ..."--quick --only live_grep_tree_rare --seed 7".split(" "),
+      "--out",
+      out,
+      "--dir",
+      dir,
+    ]);
+    assertEquals(again.code, 0, again.stderr);
+    assertEquals(again.stderr.includes("generating"), false, again.stderr);
+    const other = await run(RUNTIME, [
+      ..."--quick --only live_grep_tree_rare --seed 8".split(" "),
+      "--out",
+      out,
+      "--dir",
+      dir,
+    ]);
+    assertEquals(other.code, 0, other.stderr);
+    assertStringIncludes(other.stderr, "generating");
+    assertEquals(
+      (await Array.fromAsync(Deno.readDir(dir))).map((e) => e.name).filter((n) =>
+        n.startsWith("live-")
+      ).sort(),
+      ["live-300-s8-v1", "live-300-s8-v1.ok"],
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -81,6 +121,12 @@ Deno.test("bench --only runs the selected runtime row and no grep suite", async 
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("bench runtime.ts rejects a seed that is not a non-negative integer", async () => {
+  const result = await run(RUNTIME, ["--seed", "1.5", "--out", "/nonexistent"]);
+  assertEquals(result.code, 1);
+  assertStringIncludes(result.stderr, "bench: --seed: not a non-negative integer: 1.5");
 });
 
 Deno.test("bench runtime.ts rejects an unknown row", async () => {
