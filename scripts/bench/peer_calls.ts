@@ -120,18 +120,40 @@ async function mcpSeries(
   return times;
 }
 
+/** Lines of `stream` as they arrive, each with the time it was read. */
+async function* stampedLines(
+  stream: ReadableStream<Uint8Array>,
+): AsyncGenerator<{ line: string; at: number }> {
+  let rest = "";
+  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+    const at = performance.now();
+    const lines = (rest + chunk).split("\n");
+    rest = lines.pop()!;
+    for (const line of lines) yield { line, at };
+  }
+  if (rest !== "") yield { line: rest, at: performance.now() };
+}
+
+/** Per-call times of one series in `rousseau run`. */
+interface RunTimes {
+  /** As the model sees a call: from one request it receives to the next. */
+  readonly calls: number[];
+  /** As `run` reports it: its `tool_use` line to its `tool_result` line (the gate, the tool). */
+  readonly tools: number[];
+}
+
 /**
- * One `rousseau run` whose loopback model asks for `n` calls of `tool`, then answers. Per call:
- * the time between the fake server receiving one request and the next, so a call spans the
- * server streaming the tool_use reply, the SDK parsing it, the loop, the gate and the tool, and
- * the next request arriving with the result.
+ * One `rousseau run --output stream-json` whose loopback model asks for `n` calls of `tool`,
+ * then answers. Per call: the time between the fake server receiving one request and the next,
+ * so a call spans the server streaming the tool_use reply, the SDK parsing it, the loop, the
+ * gate and the tool, and the next request arriving with the result.
  */
 async function runSeries(
   fx: Fixture,
   project: Project,
   tool: ToolName,
   n: number,
-): Promise<number[]> {
+): Promise<RunTimes> {
   await project.reset();
   const stamps: number[] = [];
   const steps: Step[] = [
@@ -145,7 +167,7 @@ async function runSeries(
     },
   ];
   await using server = startFakeAnthropic(steps);
-  const out = await new Deno.Command(Deno.execPath(), {
+  const child = new Deno.Command(Deno.execPath(), {
     args: [
       ...CLI,
       "--workspace",
@@ -159,6 +181,10 @@ async function runSeries(
       "--base-url",
       server.url,
       "run",
+      "--output",
+      "stream-json",
+      "--max-iterations",
+      `${n + 1}`,
       "go",
     ],
     cwd: project.root,
@@ -166,21 +192,40 @@ async function runSeries(
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
-  }).output();
-  if (out.code !== 0 || stamps.length !== n + 1) {
+  }).spawn();
+  const stderr = new Response(child.stderr).text();
+  const tools: number[] = [];
+  let used: number | undefined;
+  try {
+    for await (const { line, at } of stampedLines(child.stdout)) {
+      const event = JSON.parse(line) as { type: string; "is_error"?: boolean; output?: string };
+      if (event.type === "tool_use") used = at;
+      else if (event.type === "tool_result") {
+        if (event.is_error) {
+          throw new Error(`the ${tool} call failed: ${event.output?.slice(0, 300)}`);
+        }
+        tools.push(at - used!);
+      }
+    }
+  } catch (error) {
+    // Nothing outlives the series: the process is ended and reaped before the error goes on.
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // already gone
+    }
+    await child.status;
+    await stderr.catch(() => {});
+    throw error;
+  }
+  const status = await child.status;
+  if (status.code !== 0 || stamps.length !== n + 1 || tools.length !== n) {
     throw new Error(
-      `rousseau run exited ${out.code} after ${stamps.length} model requests: ${
-        new TextDecoder().decode(out.stderr).slice(0, 400)
-      }`,
+      `rousseau run exited ${status.code} after ${stamps.length} model requests and ` +
+        `${tools.length} tool results: ${(await stderr).slice(0, 400)}`,
     );
   }
-  for (const request of server.requests.slice(1)) {
-    const results = JSON.stringify(request.body.messages.at(-1)?.content ?? []);
-    if (results.includes('"is_error":true')) {
-      throw new Error(`the ${tool} call failed: ${results.slice(0, 300)}`);
-    }
-  }
-  return stamps.slice(1).map((t, i) => t - stamps[i]!);
+  return { calls: stamps.slice(1).map((t, i) => t - stamps[i]!), tools };
 }
 
 async function measure(fx: Fixture, settings: Settings): Promise<[Row[], Breakdown[]]> {
@@ -198,6 +243,7 @@ async function measure(fx: Fixture, settings: Settings): Promise<[Row[], Breakdo
     target: `<= 1.0x (${PEER[tool]} ms)`,
   });
   const samples = new Map<string, number[]>(IDS.map((id) => [id, []]));
+  const inRun = new Map<ToolName, number[]>(TOOLS.map((t) => [t, []]));
   const failed = new Map<string, string>();
   let server: Connected | undefined;
   try {
@@ -217,10 +263,16 @@ async function measure(fx: Fixture, settings: Settings): Promise<[Row[], Breakdo
           const id = `peer_${mode}_${tool}`;
           if (failed.has(id)) continue;
           try {
-            const times = mode === "mcp"
-              ? await mcpSeries(server!, project, tool, n)
-              : await runSeries(fx, project, tool, n);
-            if (round > 0) samples.get(id)!.push(...times);
+            if (mode === "mcp") {
+              const times = await mcpSeries(server!, project, tool, n);
+              if (round > 0) samples.get(id)!.push(...times);
+            } else {
+              const times = await runSeries(fx, project, tool, n);
+              if (round > 0) {
+                samples.get(id)!.push(...times.calls);
+                inRun.get(tool)!.push(...times.tools);
+              }
+            }
           } catch (error) {
             failed.set(id, message(error));
             log(`bench: ${id}: ${message(error)}`);
@@ -266,6 +318,10 @@ async function measure(fx: Fixture, settings: Settings): Promise<[Row[], Breakdo
           ? round(figures.get(`peer_${mode}_${tool}`)!, 2)
           : null,
       })),
+      {
+        name: `\`${tool}\`, \`rousseau run\`: its \`tool_use\` line to its \`tool_result\` line`,
+        value: inRun.get(tool)!.length === 0 ? null : round(median(inRun.get(tool)!), 2),
+      },
       { name: `\`${tool}\`, the best peer (constant)`, value: PEER[tool] },
     ]),
     note: "MCP: each `tools/call` timed by the SDK client from request sent to result back, " +
@@ -274,7 +330,10 @@ async function measure(fx: Fixture, settings: Settings): Promise<[Row[], Breakdo
       "(tests/_helpers/fake_providers.ts, the Anthropic wire format) that asks for the calls " +
       "one by one, then answers; a call is timed by the model from one request it receives to " +
       "the next, so it spans streaming the tool_use reply, the SDK parsing it, the loop, the " +
-      "gate, the tool and the next request (not a difference of turn times). The workspace is " +
+      "gate, the tool and the next request (not a difference of turn times). `run` prints " +
+      "its events (`--output stream-json`); the time from a `tool_use` line to its " +
+      "`tool_result` line, as the bench reads them, is the gate and the tool inside `run`, " +
+      "the rest of its figure is the model's reply and the loop. The workspace is " +
       `a small project (40 source files, a test script). The peer's figures: ${PEER_SOURCE}.`,
   };
   return [rows, [breakdown]];
