@@ -4,8 +4,9 @@
  * process so one suite's heap, caches and threads cannot colour the other's figures:
  *
  * 1. grep against ripgrep (`grep.ts`): `bench/results.md`, `bench/results.json`;
- * 2. the runtime rows (`runtime.ts`: cold start, per-call cost, bash, memory, agent
- *    overhead, MCP): `bench/runtime.md`, `bench/runtime.json`;
+ * 2. the runtime rows (`runtime.ts`: cold start, per-call cost, tool calls beside the best
+ *    peer, bash, memory, agent overhead, MCP, live and whole-process grep on a seeded tree):
+ *    `bench/runtime.md`, `bench/runtime.json`;
  * 3. bash under the overlay against the mirror, bare bwrap and bare sh in 10k- and 100k-file
  *    git repositories (`overlay.ts`): `bench/overlay.md`, `bench/overlay.json`;
  * 4. start-up through the npm package's `rousseau` bin beside `deno task cli` (`npm.ts`,
