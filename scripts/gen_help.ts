@@ -40,7 +40,7 @@ export async function renderHelpModule(): Promise<string> {
 
 if (import.meta.main) {
   await Deno.writeTextFile(
-    new URL("../cli/help_text.ts", import.meta.url),
+    new URL("../cli/startup/help_text.ts", import.meta.url),
     await renderHelpModule(),
   );
 }

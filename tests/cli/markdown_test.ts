@@ -5,8 +5,8 @@
  */
 
 import { assert, assertEquals } from "../_helpers/assert.ts";
-import { markdownRenderer } from "../../cli/markdown.ts";
-import { fitFields } from "../../cli/chat_status.ts";
+import { markdownRenderer } from "../../cli/terminal/markdown.ts";
+import { fitFields } from "../../cli/terminal/chat_status.ts";
 
 const ESC = "\x1b";
 
@@ -78,7 +78,7 @@ Deno.test("markdownRenderer() paints bold, code and links inside list items", ()
 Deno.test("markdownRenderer() shows every link's address, also where the terminal takes hyperlinks", async () => {
   const program = `import { markdownRenderer } from ${
     JSON.stringify(
-      new URL("../../cli/markdown.ts", import.meta.url).href,
+      new URL("../../cli/terminal/markdown.ts", import.meta.url).href,
     )
   };
 const render = markdownRenderer({ color: true, width: () => 80 });

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { CommanderError } from "commander";
 import { buildProgram } from "../../cli/mod.ts";
-import { parseToolArgs, type ToolCall } from "../../cli/tool_args.ts";
+import { parseToolArgs, type ToolCall } from "../../cli/startup/tool_args.ts";
 
 /** commander's parse of `args`: the tool call, or "error"/"other" (not a tool call). */
 async function commanderParse(args: readonly string[]): Promise<ToolCall | "error" | "other"> {
