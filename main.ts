@@ -2,8 +2,8 @@
  * Entry point: run the CLI and exit with its code. The only caller of `Deno.exit`.
  *
  * Three paths, from the cheapest: `version`, `--version`, `-v`, and `--help` or `-h` to a
- * pipe, alone, are answered before anything else loads (cli/version.ts); a plain `tool` call (cli/tool_args.ts decides which)
- * starts the tool worker at once (cli/early_worker.ts) and runs without the argument parser;
+ * pipe, alone, are answered before anything else loads (cli/startup/version.ts); a plain `tool` call (cli/startup/tool_args.ts decides which)
+ * starts the tool worker at once (cli/startup/early_worker.ts) and runs without the argument parser;
  * everything else goes through the full CLI (cli/mod.ts, commander).
  *
  * Modules loaded on one path only are imported by computed URLs: Deno reads every module a

@@ -19,7 +19,7 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
-/** Commander's option for a row of cli/option_table.ts. */
+/** Commander's option for a row of cli/config/option_table.ts. */
 function commanderOption(row: OptionRow): Option {
   const option = new Option(row.flags, row.description);
   if (row.repeatable) option.argParser(collect);
@@ -38,7 +38,7 @@ function load<T>(path: string): Promise<T> {
 
 /**
  * The program: `run` receives each command's work, and for `tool` also what was parsed (the
- * fast path of cli/tool_args.ts is checked against it).
+ * fast path of cli/startup/tool_args.ts is checked against it).
  */
 export function buildProgram(
   run: (work: () => Promise<number>, tool?: ToolCall) => void,

@@ -1,7 +1,7 @@
 /**
  * `rousseau chat`: the interactive session. Line editing and history come from
  * `node:readline` (which writes its own echo to the terminal); everything else goes through
- * `output.ts`. A spinner with the elapsed time shows while the model is asked (and says when
+ * `cli/terminal/output.ts`. A spinner with the elapsed time shows while the model is asked (and says when
  * a request is retried); replies are rendered as terminal markdown per completed block; each
  * tool call is one line with a spinner while it runs and a short result line after;
  * approvals are asked inline; a quiet status line follows each turn. A pasted block (bracketed

@@ -144,7 +144,7 @@ export async function mcpCommand(flags: McpFlags, signal: AbortSignal): Promise<
   }));
   const inFlight = new Set<Promise<unknown>>();
   // Our own transport: bounded lines, an answer for every bad one, and stdin read only while
-  // fewer than MCP_MAX_CALLS calls run and stdout keeps up (see cli/mcp_stdio.ts).
+  // fewer than MCP_MAX_CALLS calls run and stdout keeps up (see cli/commands/mcp_stdio.ts).
   const transport = new LineTransport(Deno.stdin.readable, Deno.stdout, {
     running: () => inFlight.size,
     maxRunning: MCP_MAX_CALLS,

@@ -78,7 +78,7 @@ function decodeInput(name: string, text: string): { ok: true; value: unknown } |
 }
 
 /**
- * Runs a `tool` call parsed by cli/tool_args.ts (the start-up fast path, without commander)
+ * Runs a `tool` call parsed by cli/startup/tool_args.ts (the start-up fast path, without commander)
  * inside the same boundary as every command, and returns the exit code.
  */
 export function toolMain(call: ToolCall): Promise<number> {
@@ -92,7 +92,7 @@ export async function toolCommand(
   flags: ToolFlags,
   signal: AbortSignal,
 ): Promise<number> {
-  // The entry point may have started the worker already (see early_worker.ts); the host
+  // The entry point may have started the worker already (see cli/startup/early_worker.ts); the host
   // takes that worker only if its grants are exactly the ones derived here.
   let started = takeEarlyWorker();
   try {

@@ -1,6 +1,6 @@
 /**
  * The state directory's files and how long they are kept: sessions (`state.sessions.*`),
- * undo data (`state.undo.max_bytes`) and the audit log (`cli/audit_log.ts`); what `doctor`
+ * undo data (`state.undo.max_bytes`) and the audit log (`cli/config/audit_log.ts`); what `doctor`
  * says it holds.
  *
  * @module

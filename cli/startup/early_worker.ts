@@ -4,7 +4,7 @@
  * tools (a second isolate, with Node's compatibility layer) while this isolate loads its own
  * modules.
  *
- * Nothing here decides anything: the call's `--workspace` and `--add-dir` (cli/tool_args.ts)
+ * Nothing here decides anything: the call's `--workspace` and `--add-dir` (cli/startup/tool_args.ts)
  * are read only to guess the grants, as if the config named no workspace roots and no tool
  * modules. `createWorkerHost` takes the worker only when its grants equal, entry by
  * entry, those derived after the real parse and the config; any other worker is stopped. A

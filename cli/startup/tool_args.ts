@@ -5,7 +5,7 @@
  * call could start.
  *
  * Only word lists whose meaning is certain are decided here, from the rows of
- * cli/option_table.ts that commander is built from: each option once (the repeatable ones
+ * cli/config/option_table.ts that commander is built from: each option once (the repeatable ones
  * any number of times), `--flag value` or `--flag=value` with a value that does not start
  * with `-`, choices respected, global options before `tool` and the tool's own after it.
  * Anything else (help, `--`, an unknown or repeated option, a missing value, a third word)
@@ -25,7 +25,7 @@ import {
   TOOL_OPTIONS,
 } from "../config/option_table.ts";
 
-/** A parsed `tool` call: what cli/tool.ts's `toolCommand` takes. */
+/** A parsed `tool` call: what cli/commands/tool.ts's `toolCommand` takes. */
 export interface ToolCall {
   readonly name: string;
   /** The input word; undefined when absent (read from stdin). */

@@ -1,6 +1,6 @@
 /**
  * Chat's quiet line after each turn and its `/cost` answer (tokens in and out, the context
- * used, and the cost when the model has a price, cli/prices.ts), and its header fitted to
+ * used, and the cost when the model has a price, cli/terminal/prices.ts), and its header fitted to
  * the terminal.
  *
  * @module

@@ -1,7 +1,7 @@
 /**
- * The markdown a model commonly writes, rendered for the terminal (cli/markdown.ts): lists
+ * The markdown a model commonly writes, rendered for the terminal (cli/terminal/markdown.ts): lists
  * with inline code, bold and links, nested and numbered lists, task lists, tables and fenced
- * code; and the chat header fitted between its fields (cli/chat_status.ts).
+ * code; and the chat header fitted between its fields (cli/terminal/chat_status.ts).
  */
 
 import { assert, assertEquals } from "../_helpers/assert.ts";

@@ -1,4 +1,4 @@
-// The start-up fast path's parse of `tool` calls (cli/tool_args.ts) against commander's, word
+// The start-up fast path's parse of `tool` calls (cli/startup/tool_args.ts) against commander's, word
 // list by word list: whatever the fast path decides must be exactly what the full CLI parses.
 import assert from "node:assert/strict";
 import { CommanderError } from "commander";
