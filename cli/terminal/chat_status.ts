@@ -38,7 +38,7 @@ export function costLine(
 ): string {
   const read = usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
   const spent = cost === undefined
-    ? `no price known for ${models.join(", ")} (see cli/prices.ts)`
+    ? `no price known for ${models.join(", ")} (see cli/terminal/prices.ts)`
     : `${dollars(cost)} at list prices`;
   return `this chat: ${tokens(read)} tokens in, ${tokens(usage.outputTokens)} out · ${spent}`;
 }
