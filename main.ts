@@ -2,8 +2,8 @@
  * Entry point: run the CLI and exit with its code. The only caller of `Deno.exit`.
  *
  * Three paths, from the cheapest: `version`, `--version`, `-v`, and `--help` or `-h` to a
- * pipe, alone, are answered before anything else loads (cli/version.ts); a plain `tool` call (cli/tool_args.ts decides which)
- * starts the tool worker at once (cli/early_worker.ts) and runs without the argument parser;
+ * pipe, alone, are answered before anything else loads (cli/startup/version.ts); a plain `tool` call (cli/startup/tool_args.ts decides which)
+ * starts the tool worker at once (cli/startup/early_worker.ts) and runs without the argument parser;
  * everything else goes through the full CLI (cli/mod.ts, commander).
  *
  * Modules loaded on one path only are imported by computed URLs: Deno reads every module a
@@ -14,10 +14,10 @@
  * @module
  */
 
-import { fastOutput } from "./cli/version.ts";
-import { startEarlyWorker } from "./cli/early_worker.ts";
-import { writeStderr, writeStdout } from "./cli/output.ts";
-import { parseToolArgs } from "./cli/tool_args.ts";
+import { fastOutput } from "./cli/startup/version.ts";
+import { startEarlyWorker } from "./cli/startup/early_worker.ts";
+import { writeStderr, writeStdout } from "./cli/terminal/output.ts";
+import { parseToolArgs } from "./cli/startup/tool_args.ts";
 
 // The npm package's bin (bin/rousseau.cjs) set DENO_DIR to the package's own cache: the
 // programs bash starts get the caller's values back (Deno read its cache directory already).
@@ -44,8 +44,8 @@ const call = parseToolArgs(Deno.args);
 if (call !== undefined) {
   // Started first: it loads the tools on its own thread while this isolate loads its own.
   startEarlyWorker(call);
-  const tool: typeof import("./cli/tool.ts") = await import(
-    new URL("./cli/tool.ts", import.meta.url).href
+  const tool: typeof import("./cli/commands/tool.ts") = await import(
+    new URL("./cli/commands/tool.ts", import.meta.url).href
   );
   Deno.exit(await tool.toolMain(call));
 }

@@ -16,7 +16,7 @@ export const LISTS = ["deny", "ask", "allow"] as const;
 /** One of the rule lists. */
 export type ListName = typeof LISTS[number];
 
-/** What a rule's `match` is tested with: an RE2 regex, or a narrowed one (cli/policy.ts). */
+/** What a rule's `match` is tested with: an RE2 regex, or a narrowed one (cli/config/policy.ts). */
 export interface Matcher {
   /** Whether the canonical JSON of a call matches. */
   test(input: string): boolean;

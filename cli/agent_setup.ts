@@ -21,7 +21,7 @@ import { type Instructions, loadInstructions, withInstructions } from "../agent/
 import type { Compaction } from "../agent/types.ts";
 import type { Message, Provider } from "../providers/types.ts";
 import { createWorkerHost, resolveReal, type WorkerHost } from "../tools/hosting.ts";
-import { type Config, defaultConfigPath, loadConfig } from "./config.ts";
+import { type Config, defaultConfigPath, loadConfig } from "./config/config.ts";
 import { UsageError } from "./errors.ts";
 import {
   checkGrants,
@@ -30,15 +30,25 @@ import {
   type Layers,
   mayRun,
   observedBy,
-} from "./layers.ts";
-import { createLogger, type LogFlags, type Logger } from "./log.ts";
-import { type GlobalFlags, type LimitFlags, toolContextFrom } from "./options.ts";
-import { checkToolNames, type PolicyCommand, type PolicyFlags, resolvePolicy } from "./policy.ts";
-import { writeStderr } from "./output.ts";
-import { DEFAULT_MAX_TOKENS, maxTokensFrom, type ProviderFlags, providerFrom } from "./provider.ts";
-import { openMcpSources, toolSourceOf } from "./mcp.ts";
-import { retentionNote, sessionRetention, undoMaxBytes } from "./state_dir.ts";
-import { openAuditLog } from "./audit_log.ts";
+} from "./layers/grants.ts";
+import { createLogger, type LogFlags, type Logger } from "./terminal/log.ts";
+import { type GlobalFlags, type LimitFlags, toolContextFrom } from "./config/options.ts";
+import {
+  checkToolNames,
+  type PolicyCommand,
+  type PolicyFlags,
+  resolvePolicy,
+} from "./config/policy.ts";
+import { writeStderr } from "./terminal/output.ts";
+import {
+  DEFAULT_MAX_TOKENS,
+  maxTokensFrom,
+  type ProviderFlags,
+  providerFrom,
+} from "./config/provider.ts";
+import { openMcpSources, toolSourceOf } from "./commands/mcp.ts";
+import { retentionNote, sessionRetention, undoMaxBytes } from "./config/state_dir.ts";
+import { openAuditLog } from "./config/audit_log.ts";
 import type { McpSources } from "../agent/mcp_sources.ts";
 
 /** Flags `run` and `chat` share. */

@@ -7,7 +7,7 @@
  */
 
 import { EXIT, UsageError } from "./errors.ts";
-import { writeStderr } from "./output.ts";
+import { writeStderr } from "./terminal/output.ts";
 
 /** Runs `work` with a signal that the first SIGINT or SIGTERM aborts; returns the exit code. */
 export async function guarded(work: (signal: AbortSignal) => Promise<number>): Promise<number> {

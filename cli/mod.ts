@@ -7,19 +7,19 @@
 import { Command, CommanderError, Option } from "commander";
 import { EXIT } from "./errors.ts";
 import { guarded } from "./guard.ts";
-import { writeStderr, writeStdout, writeSync } from "./output.ts";
-import { VERSION, versionReport } from "./version.ts";
-import { GLOBAL_OPTIONS, type OptionRow, TOOL_OPTIONS } from "./option_table.ts";
-import type { ToolCall } from "./tool_args.ts";
+import { writeStderr, writeStdout, writeSync } from "./terminal/output.ts";
+import { VERSION, versionReport } from "./startup/version.ts";
+import { GLOBAL_OPTIONS, type OptionRow, TOOL_OPTIONS } from "./config/option_table.ts";
+import type { ToolCall } from "./startup/tool_args.ts";
 import { didYouMean } from "../approver/suggest.ts";
 
-export { VERSION } from "./version.ts";
+export { VERSION } from "./startup/version.ts";
 
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
-/** Commander's option for a row of cli/option_table.ts. */
+/** Commander's option for a row of cli/config/option_table.ts. */
 function commanderOption(row: OptionRow): Option {
   const option = new Option(row.flags, row.description);
   if (row.repeatable) option.argParser(collect);
@@ -38,7 +38,7 @@ function load<T>(path: string): Promise<T> {
 
 /**
  * The program: `run` receives each command's work, and for `tool` also what was parsed (the
- * fast path of cli/tool_args.ts is checked against it).
+ * fast path of cli/startup/tool_args.ts is checked against it).
  */
 export function buildProgram(
   run: (work: () => Promise<number>, tool?: ToolCall) => void,
@@ -92,7 +92,7 @@ Examples:
       const flags = command.optsWithGlobals();
       run(
         async () =>
-          (await load<typeof import("./tool.ts")>("./tool.ts")).toolCommand(
+          (await load<typeof import("./commands/tool.ts")>("./commands/tool.ts")).toolCommand(
             name,
             json,
             flags,
@@ -130,7 +130,7 @@ Examples:
     )
     .action((prompt: string | undefined, _opts: unknown, command: Command) => {
       run(async () =>
-        (await load<typeof import("./run.ts")>("./run.ts")).runCommand(
+        (await load<typeof import("./commands/run.ts")>("./commands/run.ts")).runCommand(
           prompt,
           command.optsWithGlobals(),
           signal,
@@ -161,7 +161,7 @@ Examples:
     )
     .action((_opts: unknown, command: Command) => {
       run(async () =>
-        (await load<typeof import("./chat.ts")>("./chat.ts")).chatCommand(
+        (await load<typeof import("./commands/chat.ts")>("./commands/chat.ts")).chatCommand(
           command.optsWithGlobals(),
           signal,
         )
@@ -183,11 +183,12 @@ Examples:
     )
     .action((action: string, id: string | undefined, _opts: unknown, command: Command) => {
       run(async () =>
-        (await load<typeof import("./session.ts")>("./session.ts")).sessionCommand(
-          action,
-          id,
-          command.optsWithGlobals(),
-        )
+        (await load<typeof import("./commands/session.ts")>("./commands/session.ts"))
+          .sessionCommand(
+            action,
+            id,
+            command.optsWithGlobals(),
+          )
       );
     });
 
@@ -213,7 +214,7 @@ Examples:
     )
     .action((session: string | undefined, _opts: unknown, command: Command) => {
       run(async () =>
-        (await load<typeof import("./undo.ts")>("./undo.ts")).undoCommand(
+        (await load<typeof import("./commands/undo.ts")>("./commands/undo.ts")).undoCommand(
           session,
           command.optsWithGlobals(),
         )
@@ -235,7 +236,7 @@ Examples:
     )
     .action((_opts: unknown, command: Command) => {
       run(async () =>
-        (await load<typeof import("./mcp.ts")>("./mcp.ts")).mcpCommand(
+        (await load<typeof import("./commands/mcp.ts")>("./commands/mcp.ts")).mcpCommand(
           command.optsWithGlobals(),
           signal,
         )
@@ -256,7 +257,7 @@ Examples:
     )
     .action((_opts: unknown, command: Command) => {
       run(async () =>
-        (await load<typeof import("./tools.ts")>("./tools.ts")).toolsCommand(
+        (await load<typeof import("./commands/tools.ts")>("./commands/tools.ts")).toolsCommand(
           command.optsWithGlobals(),
         )
       );
@@ -279,7 +280,9 @@ Examples:
     )
     .action((_opts: unknown, command: Command) => {
       run(async () =>
-        (await load<typeof import("./init.ts")>("./init.ts")).initCommand(command.optsWithGlobals())
+        (await load<typeof import("./commands/init.ts")>("./commands/init.ts")).initCommand(
+          command.optsWithGlobals(),
+        )
       );
     });
 
@@ -295,7 +298,7 @@ Examples:
     )
     .action((_opts: unknown, command: Command) => {
       run(async () =>
-        (await load<typeof import("./doctor.ts")>("./doctor.ts")).doctorCommand(
+        (await load<typeof import("./commands/doctor.ts")>("./commands/doctor.ts")).doctorCommand(
           command.optsWithGlobals(),
         )
       );
@@ -324,7 +327,7 @@ Examples:
     )
     .action((action: string, args: string[], _opts: unknown, command: Command) => {
       run(async () =>
-        (await load<typeof import("./policy_cmd.ts")>("./policy_cmd.ts")).policyCommand(
+        (await load<typeof import("./commands/policy.ts")>("./commands/policy.ts")).policyCommand(
           action,
           args,
           command.optsWithGlobals(),
@@ -354,7 +357,7 @@ Examples:
     )
     .action((action: string, file: string | undefined, _opts: unknown, command: Command) => {
       run(async () =>
-        (await load<typeof import("./audit_cmd.ts")>("./audit_cmd.ts")).auditCommand(
+        (await load<typeof import("./commands/audit.ts")>("./commands/audit.ts")).auditCommand(
           action,
           file,
           command.optsWithGlobals(),
@@ -376,10 +379,11 @@ Examples:
     .action((shell: string) => {
       run(async () => {
         await writeStdout(
-          (await load<typeof import("./completion.ts")>("./completion.ts")).completionScript(
-            shell,
-            program,
-          ),
+          (await load<typeof import("./commands/completion.ts")>("./commands/completion.ts"))
+            .completionScript(
+              shell,
+              program,
+            ),
         );
         return EXIT.ok;
       });

@@ -5,8 +5,8 @@
  * @module
  */
 
-import { configJsonSchema } from "../cli/config.ts";
-import { renderReference } from "../cli/config_reference.ts";
+import { configJsonSchema } from "../cli/config/config.ts";
+import { renderReference } from "../cli/config/config_reference.ts";
 
 /** The file's expected contents. */
 export async function renderConfigReference(): Promise<string> {

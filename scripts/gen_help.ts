@@ -1,6 +1,6 @@
 /**
- * Writes cli/help_text.ts: `rousseau --help` exactly as commander prints it to a pipe (80
- * columns), so that the entry point can print it without loading commander (cli/version.ts).
+ * Writes cli/startup/help_text.ts: `rousseau --help` exactly as commander prints it to a pipe (80
+ * columns), so that the entry point can print it without loading commander (cli/startup/version.ts).
  * `tests/cli/help_text_test.ts` fails when the file and the command table drift apart.
  *
  * @module
@@ -40,7 +40,7 @@ export async function renderHelpModule(): Promise<string> {
 
 if (import.meta.main) {
   await Deno.writeTextFile(
-    new URL("../cli/help_text.ts", import.meta.url),
+    new URL("../cli/startup/help_text.ts", import.meta.url),
     await renderHelpModule(),
   );
 }

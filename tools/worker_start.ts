@@ -2,7 +2,7 @@
  * Starting the tool worker: the one `new Worker` of the program, with the grants it is given.
  *
  * This module imports nothing, so the entry point can start the worker before it loads
- * anything else (cli/early_worker.ts): `new Worker` blocks the calling thread while the
+ * anything else (cli/startup/early_worker.ts): `new Worker` blocks the calling thread while the
  * worker's isolate is created (about 50 ms measured here), and the worker then loads the tools
  * on its own thread while the caller loads its modules.
  *

@@ -7,7 +7,7 @@
  */
 
 import { callTool } from "../../agent/tool_host.ts";
-import { resolveSandbox } from "../../cli/sandbox.ts";
+import { resolveSandbox } from "../../cli/layers/sandbox.ts";
 import {
   createBuiltinTools,
   createInProcessHost,

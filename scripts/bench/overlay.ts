@@ -21,7 +21,7 @@ import { fileURLToPath } from "node:url";
 import { callTool, type GateOptions } from "../../agent/tool_host.ts";
 import { createUndoRecorder, openUndoStore } from "../../agent/undo/mod.ts";
 import { createApprover } from "../../approver/mod.ts";
-import { resolveSandbox } from "../../cli/sandbox.ts";
+import { resolveSandbox } from "../../cli/layers/sandbox.ts";
 import {
   createBuiltinTools,
   createInProcessHost,

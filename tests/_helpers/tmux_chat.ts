@@ -229,7 +229,7 @@ export async function openChat(
   return chat;
 }
 
-/** The quiet status line after each turn (cli/chat_status.ts). */
+/** The quiet status line after each turn (cli/terminal/chat_status.ts). */
 export const STATUS = /^· [\d.]+k? in · [\d.]+k? out · context /;
 
 /**

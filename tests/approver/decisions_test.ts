@@ -13,7 +13,7 @@ import {
   PolicyError,
   settle,
 } from "../../approver/mod.ts";
-import { defaultPolicy } from "../../cli/policy.ts";
+import { defaultPolicy } from "../../cli/config/policy.ts";
 import { resolveReal } from "../../mod.ts";
 import { assertEquals, assertThrows } from "../_helpers/assert.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";

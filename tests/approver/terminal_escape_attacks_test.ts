@@ -16,7 +16,7 @@ import {
   type PromptIo,
   visible,
 } from "../../approver/mod.ts";
-import { callSummary, resultSummary } from "../../cli/chat.ts";
+import { callSummary, resultSummary } from "../../cli/commands/chat.ts";
 import { assert, assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
 
 const ASK: Decision = { decision: "ask", reason: "bash needs approval", rule: "ask[0]" };

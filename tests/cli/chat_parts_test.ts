@@ -4,10 +4,10 @@
  */
 
 import { assertEquals } from "../_helpers/assert.ts";
-import { pasteSplitter } from "../../cli/chat_input.ts";
-import { completeBlocks, markdownRenderer, markdownStream } from "../../cli/markdown.ts";
-import { costOf, priceOf } from "../../cli/prices.ts";
-import { HISTORY_LINES, loadHistory, retryLabel } from "../../cli/chat.ts";
+import { pasteSplitter } from "../../cli/terminal/chat_input.ts";
+import { completeBlocks, markdownRenderer, markdownStream } from "../../cli/terminal/markdown.ts";
+import { costOf, priceOf } from "../../cli/terminal/prices.ts";
+import { HISTORY_LINES, loadHistory, retryLabel } from "../../cli/commands/chat.ts";
 
 Deno.test("pasteSplitter: a paste split across chunks, markers included, arrives whole", () => {
   const typed: string[] = [];

@@ -252,7 +252,7 @@ Deno.test("chat: the status line, /cost, /model and /clear", async () => {
   await chat.line("/cost");
   assertEquals(
     after(await chat.waitForPrompt(6), "› /cost")[0],
-    "this chat: 3.2k tokens in, 45 out · no price known for claude-sonnet-4-5, my-local-model (see cli/prices.ts)",
+    "this chat: 3.2k tokens in, 45 out · no price known for claude-sonnet-4-5, my-local-model (see cli/terminal/prices.ts)",
   );
   const old = (await chat.screen())[0]!.match(/session (\S+)$/)![1]!;
   await chat.line("/clear");

@@ -1,7 +1,7 @@
 /** docs/configuration.md is generated from the schema and documents every key. */
 
-import { configJsonSchema } from "../../cli/config.ts";
-import { KEY_DOCS, schemaKeys } from "../../cli/config_reference.ts";
+import { configJsonSchema } from "../../cli/config/config.ts";
+import { KEY_DOCS, schemaKeys } from "../../cli/config/config_reference.ts";
 import { renderConfigReference } from "../../scripts/gen_config_reference.ts";
 import { assertEquals } from "../_helpers/assert.ts";
 

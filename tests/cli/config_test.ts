@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { didYouMean, loadConfig } from "../../cli/config.ts";
+import { didYouMean, loadConfig } from "../../cli/config/config.ts";
 import { UsageError } from "../../cli/errors.ts";
 import { runCli } from "../_helpers/cli.ts";
 import { assertEquals, assertRejects, assertStringIncludes } from "../_helpers/assert.ts";

@@ -7,7 +7,7 @@
 import { runCli } from "../_helpers/cli.ts";
 import { assertEquals, assertMatch } from "../_helpers/assert.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
-import { reach } from "../../cli/reach.ts";
+import { reach } from "../../cli/commands/doctor_reach.ts";
 
 /** A loopback port that was free a moment ago (bound, then closed). */
 function closedPort(): number {

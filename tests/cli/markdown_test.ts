@@ -1,12 +1,12 @@
 /**
- * The markdown a model commonly writes, rendered for the terminal (cli/markdown.ts): lists
+ * The markdown a model commonly writes, rendered for the terminal (cli/terminal/markdown.ts): lists
  * with inline code, bold and links, nested and numbered lists, task lists, tables and fenced
- * code; and the chat header fitted between its fields (cli/chat_status.ts).
+ * code; and the chat header fitted between its fields (cli/terminal/chat_status.ts).
  */
 
 import { assert, assertEquals } from "../_helpers/assert.ts";
-import { markdownRenderer } from "../../cli/markdown.ts";
-import { fitFields } from "../../cli/chat_status.ts";
+import { markdownRenderer } from "../../cli/terminal/markdown.ts";
+import { fitFields } from "../../cli/terminal/chat_status.ts";
 
 const ESC = "\x1b";
 
@@ -78,7 +78,7 @@ Deno.test("markdownRenderer() paints bold, code and links inside list items", ()
 Deno.test("markdownRenderer() shows every link's address, also where the terminal takes hyperlinks", async () => {
   const program = `import { markdownRenderer } from ${
     JSON.stringify(
-      new URL("../../cli/markdown.ts", import.meta.url).href,
+      new URL("../../cli/terminal/markdown.ts", import.meta.url).href,
     )
   };
 const render = markdownRenderer({ color: true, width: () => 80 });

@@ -24,8 +24,8 @@ import { assert, assertEquals } from "../_helpers/assert.ts";
 import { CLI_ARGS, REPO, runCli, TEST_HOME } from "../_helpers/cli.ts";
 import { survivors, waitForProcess } from "../_helpers/processes.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
-import { MCP_MAX_DEPTH, MCP_MAX_MESSAGE_BYTES } from "../../cli/mcp_stdio.ts";
-import { MCP_MAX_CALLS } from "../../cli/mcp.ts";
+import { MCP_MAX_DEPTH, MCP_MAX_MESSAGE_BYTES } from "../../cli/commands/mcp_stdio.ts";
+import { MCP_MAX_CALLS } from "../../cli/commands/mcp.ts";
 
 const ENCODER = new TextEncoder();
 

@@ -7,7 +7,7 @@
 
 import { join } from "node:path";
 import { createApprover, verifyChain } from "../../approver/mod.ts";
-import { resolvePolicy } from "../../cli/policy.ts";
+import { resolvePolicy } from "../../cli/config/policy.ts";
 import { UsageError } from "../../cli/errors.ts";
 import { runCli } from "../_helpers/cli.ts";
 import { assert, assertEquals, assertStringIncludes, assertThrows } from "../_helpers/assert.ts";

@@ -5,7 +5,7 @@
 
 import { join } from "node:path";
 import { compilePolicy, testPolicy } from "../../approver/mod.ts";
-import { grantsFor } from "../../cli/layers.ts";
+import { grantsFor } from "../../cli/layers/grants.ts";
 import { createWorkspace } from "../../tools/mod.ts";
 import { assert, assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
 import { runCli } from "../_helpers/cli.ts";

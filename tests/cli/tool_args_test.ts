@@ -1,9 +1,9 @@
-// The start-up fast path's parse of `tool` calls (cli/tool_args.ts) against commander's, word
+// The start-up fast path's parse of `tool` calls (cli/startup/tool_args.ts) against commander's, word
 // list by word list: whatever the fast path decides must be exactly what the full CLI parses.
 import assert from "node:assert/strict";
 import { CommanderError } from "commander";
 import { buildProgram } from "../../cli/mod.ts";
-import { parseToolArgs, type ToolCall } from "../../cli/tool_args.ts";
+import { parseToolArgs, type ToolCall } from "../../cli/startup/tool_args.ts";
 
 /** commander's parse of `args`: the tool call, or "error"/"other" (not a tool call). */
 async function commanderParse(args: readonly string[]): Promise<ToolCall | "error" | "other"> {

@@ -1,4 +1,4 @@
-import { HELP } from "../../cli/help_text.ts";
+import { HELP } from "../../cli/startup/help_text.ts";
 import { renderHelp } from "../../scripts/gen_help.ts";
 import { runCli } from "../_helpers/cli.ts";
 import { assertEquals, assertMatch, assertStringIncludes } from "../_helpers/assert.ts";
@@ -59,7 +59,7 @@ Deno.test("version, --version and -v alone (answered before the CLI loads) print
 
 Deno.test("--help and -h alone to a pipe (answered before the CLI loads) print what commander prints", async () => {
   // The generated text is commander's rendering of the command table today...
-  assertEquals(HELP, await renderHelp(), "cli/help_text.ts is stale: run `deno task docs`");
+  assertEquals(HELP, await renderHelp(), "cli/startup/help_text.ts is stale: run `deno task docs`");
   // ...and the entry point prints it exactly where the full CLI would print its own.
   const full = await runCli(["--log-level", "error", "--help"]);
   assertEquals(full.code, 0);

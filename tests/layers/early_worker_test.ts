@@ -5,8 +5,8 @@ import {
   startToolWorker,
   workerPermissions,
 } from "../../mod.ts";
-import { startEarlyWorker, takeEarlyWorker } from "../../cli/early_worker.ts";
-import { parseToolArgs } from "../../cli/tool_args.ts";
+import { startEarlyWorker, takeEarlyWorker } from "../../cli/startup/early_worker.ts";
+import { parseToolArgs } from "../../cli/startup/tool_args.ts";
 import { assertEquals } from "../_helpers/assert.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 

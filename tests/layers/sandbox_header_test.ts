@@ -6,8 +6,8 @@
  */
 
 import { assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
-import { describeLayers, layersLine } from "../../cli/layers.ts";
-import { resolvePolicy } from "../../cli/policy.ts";
+import { describeLayers, layersLine } from "../../cli/layers/grants.ts";
+import { resolvePolicy } from "../../cli/config/policy.ts";
 import { createWorkspace } from "../../mod.ts";
 
 Deno.test("header: the sandbox's walls, the process limit, or what an unconfined bash can do", async () => {

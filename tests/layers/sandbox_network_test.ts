@@ -22,8 +22,8 @@ import { join } from "node:path";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_helpers/assert.ts";
 import { CLI_ARGS, REPO, runCli } from "../_helpers/cli.ts";
 import { has, ROOT, type Seat, seat } from "./_sandboxed.ts";
-import { describeLayers, layersLine } from "../../cli/layers.ts";
-import { resolvePolicy } from "../../cli/policy.ts";
+import { describeLayers, layersLine } from "../../cli/layers/grants.ts";
+import { resolvePolicy } from "../../cli/config/policy.ts";
 import { createWorkspace } from "../../mod.ts";
 
 /** The sandbox shapes, as `tools.bash` lines. */

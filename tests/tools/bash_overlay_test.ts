@@ -34,7 +34,7 @@ import {
   type PolicyConfig,
   type Preview,
 } from "../../approver/mod.ts";
-import { resolveSandbox } from "../../cli/sandbox.ts";
+import { resolveSandbox } from "../../cli/layers/sandbox.ts";
 import {
   createWorkerHost,
   createWorkspace,
@@ -599,7 +599,7 @@ Deno.test("overlay: a scratch directory left by a dead process is removed by the
 
 Deno.test("overlay: left out, with the reason, where an overlay of the roots cannot stand in for them", async () => {
   await using b = await bench(TEXT);
-  const { sandboxForRoots } = await import("../../cli/sandbox.ts");
+  const { sandboxForRoots } = await import("../../cli/layers/sandbox.ts");
   assertEquals(sandboxForRoots(b.sandbox, [b.root]).overlayProblem, undefined);
   assertEquals(
     sandboxForRoots(b.sandbox, [b.root, join(b.root, "notes")]).overlayProblem,

@@ -19,8 +19,8 @@
  */
 
 import { join } from "node:path";
-import { loadConfig } from "../../../cli/config.ts";
-import { performUndo } from "../../../cli/undo.ts";
+import { loadConfig } from "../../../cli/config/config.ts";
+import { performUndo } from "../../../cli/commands/undo.ts";
 import { captureEntry } from "../../../agent/undo/_entry.ts";
 import { scanTree } from "../../../agent/undo/_mirror_fallback.ts";
 import {

@@ -1,0 +1,206 @@
+/**
+ * `rousseau mcp`: an MCP server on stdio offering the registered tools to any MCP client
+ * (Claude Desktop, Claude Code, Cursor, VS Code, Zed), through the same gate the model's
+ * calls pass: the approver (no operator is attached, so `ask` denies), the tool worker's
+ * narrowed permissions, the bash sandbox, and the audit log.
+ *
+ * stdout carries MCP protocol messages only; the layers line and the log go to stderr.
+ *
+ * @module
+ */
+
+import meta from "../../deno.json" with { type: "json" };
+import {
+  connectMcpServers,
+  joinMcpSources,
+  type McpSources,
+  type ToolSource,
+} from "../../agent/mcp_sources.ts";
+import { callTool, type GateOptions } from "../../agent/tool_host.ts";
+import type { CallToolRequest } from "@modelcontextprotocol/sdk/types.js";
+import { createApprover } from "../../approver/mod.ts";
+import { openAuditLog } from "../config/audit_log.ts";
+import {
+  createWorkerHost,
+  resolveReal,
+  type WorkerHost,
+  type Workspace,
+} from "../../tools/hosting.ts";
+import { type Config, loadConfig } from "../config/config.ts";
+import { EXIT } from "../errors.ts";
+import {
+  checkGrants,
+  describeLayers,
+  grantsFor,
+  layersLine,
+  mayRun,
+  observedBy,
+} from "../layers/grants.ts";
+import { createLogger, type LogFlags, type Logger } from "../terminal/log.ts";
+import { type GlobalFlags, type LimitFlags, toolContextFrom } from "../config/options.ts";
+import { checkToolNames, type PolicyFlags, resolvePolicy } from "../config/policy.ts";
+
+/** At most this many tool calls run at once; further requests wait in stdin. */
+export const MCP_MAX_CALLS = 32;
+
+/** Flags of `mcp`. */
+export interface McpFlags extends GlobalFlags, LimitFlags, PolicyFlags, LogFlags {}
+
+/**
+ * Starts the MCP servers configured under `mcp_servers` (none: nothing is started). A
+ * server that cannot start is a warning on the log, never a failure.
+ */
+export function openMcpSources(
+  config: Config,
+  workspace: Workspace,
+  log: Logger,
+): Promise<McpSources> {
+  return connectMcpServers(config.mcpServers, {
+    cwd: workspace.roots[0]!,
+    clientInfo: { name: "rousseau", version: meta.version },
+    onWarning: (message, fields) => log.log("warn", message, fields),
+  });
+}
+
+/** The worker's tools joined with the MCP servers' tools, as the gate takes them. */
+export function toolSourceOf(host: WorkerHost, sources: McpSources, log: Logger): ToolSource {
+  return joinMcpSources(
+    { registry: host.registry, host },
+    sources,
+    (message, fields) => log.log("warn", message, fields),
+  );
+}
+
+/**
+ * What is wrong with a request's params, in words (the transport answers it as Invalid
+ * params); undefined when the SDK may take it.
+ */
+export function checkCallParams(method: string, params: unknown): string | undefined {
+  if (method !== "tools/call") return undefined;
+  const p = params as Record<string, unknown> | undefined;
+  if (p === undefined) return `tools/call needs params {"name": string, "arguments": object}`;
+  if (typeof p.name !== "string") {
+    return `tools/call needs params.name, the tool's name as a string`;
+  }
+  const args = p.arguments;
+  if (args !== undefined && (typeof args !== "object" || args === null || Array.isArray(args))) {
+    const got = args === null ? "null" : Array.isArray(args) ? "an array" : typeof args;
+    return `tools/call params.arguments must be an object, got ${got}`;
+  }
+  return undefined;
+}
+
+/** Runs the `mcp` command until the client closes stdin (0) or a signal arrives. */
+export async function mcpCommand(flags: McpFlags, signal: AbortSignal): Promise<number> {
+  const config = await loadConfig(flags.config);
+  const log = createLogger(flags, config.values.log ?? {});
+  const policy = resolvePolicy("mcp", config.approver, flags);
+  const context = await toolContextFrom(flags, config, mayRun(policy, "bash"));
+  const grants = grantsFor(policy, context.workspace, context.sandbox);
+  checkGrants(policy, grants, context.sandbox);
+  const layers = describeLayers(policy, context.workspace, grants, context.sandbox);
+  log.always(layersLine(layers).replace(/^rousseau: /, ""), { layers });
+  await using host = await createWorkerHost({
+    ...context,
+    modules: config.modules,
+    permissions: grants,
+  });
+  checkToolNames(config.approver, flags, host.registry.names(), Object.keys(config.mcpServers));
+  await using sources = await openMcpSources(config, context.workspace, log);
+  const { registry, host: router } = toolSourceOf(host, sources, log);
+  const secrets = Object.entries(Deno.env.toObject())
+    .filter(([key]) => !(key in context.env)).map(([, value]) => value);
+  // No operator: nobody can answer `ask` here, so it denies.
+  const gate: GateOptions = {
+    registry,
+    host: router,
+    approver: createApprover(policy, {
+      resolvePath: resolveReal,
+      workspace: context.workspace,
+      protectedPaths: config.protectedPaths,
+      observed: context.sandbox?.overlay !== undefined,
+    }),
+    ...observedBy(context.sandbox),
+    audit: openAuditLog(config, secrets),
+    source: "mcp",
+  };
+
+  const [{ Server }, { LineTransport }, { CallToolRequestSchema, ListToolsRequestSchema }] =
+    await Promise.all([
+      import("@modelcontextprotocol/sdk/server/index.js"),
+      import("./mcp_stdio.ts"),
+      import("@modelcontextprotocol/sdk/types.js"),
+    ]);
+  // The low-level Server: the tools are already described by JSON Schema, which McpServer
+  // would want as zod shapes.
+  const server = new Server(
+    { name: "rousseau", version: meta.version },
+    { capabilities: { tools: {} } },
+  );
+  const tools = registry.definitions().map((d) => ({
+    name: d.name,
+    description: d.description,
+    inputSchema: d.input_schema,
+  }));
+  const inFlight = new Set<Promise<unknown>>();
+  // Our own transport: bounded lines, an answer for every bad one, and stdin read only while
+  // fewer than MCP_MAX_CALLS calls run and stdout keeps up (see cli/commands/mcp_stdio.ts).
+  const transport = new LineTransport(Deno.stdin.readable, Deno.stdout, {
+    running: () => inFlight.size,
+    maxRunning: MCP_MAX_CALLS,
+    calls: new Set(["tools/call"]),
+    checkParams: checkCallParams,
+  });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
+  server.setRequestHandler(CallToolRequestSchema, async (request: CallToolRequest, extra: {
+    readonly signal: AbortSignal;
+  }) => {
+    // extra.signal aborts on notifications/cancelled and when the connection closes.
+    const call = callTool(
+      gate,
+      request.params.name,
+      request.params.arguments ?? {},
+      AbortSignal.any([signal, extra.signal]),
+    );
+    inFlight.add(call);
+    try {
+      const result = await call;
+      return { content: [{ type: "text", text: result.output }], isError: result.isError };
+    } finally {
+      inFlight.delete(call);
+      transport.wake();
+    }
+  });
+  server.onerror = (error: Error) =>
+    log.log("debug", `mcp: ${error.message}`, { event: "mcp.error" });
+
+  const done = Promise.withResolvers<void>();
+  server.onclose = () => done.resolve();
+  const onAbort = () => done.resolve();
+  signal.addEventListener("abort", onAbort, { once: true });
+  // At the end of stdin the client is done sending: the calls it already sent finish and are
+  // answered, then the server stops (a client that wants them stopped sends
+  // notifications/cancelled, or SIGTERM).
+  transport.ended.then(async () => {
+    do {
+      // Requests read just before the end reach their handler a few ticks later.
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      await Promise.allSettled([...inFlight]);
+    } while (inFlight.size > 0 || transport.held > 0);
+    await transport.flushed();
+  }).finally(() => done.resolve());
+  try {
+    if (!signal.aborted) {
+      await server.connect(transport);
+      log.log("debug", `mcp: serving ${tools.length} tools on stdio`, { event: "mcp.start" });
+      await done.promise;
+    }
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+    // Closing aborts every handler's signal: running calls are cancelled, and awaited so
+    // their processes are gone before the worker stops.
+    await server.close().catch(() => {});
+    await Promise.allSettled([...inFlight]);
+  }
+  return EXIT.ok;
+}
