@@ -46,7 +46,7 @@ import {
   type ProviderFlags,
   providerFrom,
 } from "./config/provider.ts";
-import { openMcpSources, toolSourceOf } from "./commands/mcp.ts";
+import { openMcpSources, toolSourceOf } from "./tool_sources.ts";
 import { retentionNote, sessionRetention, undoMaxBytes } from "./config/state_dir.ts";
 import { openAuditLog } from "./config/audit_log.ts";
 import type { McpSources } from "../agent/mcp_sources.ts";

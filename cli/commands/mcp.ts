@@ -10,23 +10,13 @@
  */
 
 import meta from "../../deno.json" with { type: "json" };
-import {
-  connectMcpServers,
-  joinMcpSources,
-  type McpSources,
-  type ToolSource,
-} from "../../agent/mcp_sources.ts";
 import { callTool, type GateOptions } from "../../agent/tool_host.ts";
 import type { CallToolRequest } from "@modelcontextprotocol/sdk/types.js";
 import { createApprover } from "../../approver/mod.ts";
 import { openAuditLog } from "../config/audit_log.ts";
-import {
-  createWorkerHost,
-  resolveReal,
-  type WorkerHost,
-  type Workspace,
-} from "../../tools/hosting.ts";
-import { type Config, loadConfig } from "../config/config.ts";
+import { openMcpSources, toolSourceOf } from "../tool_sources.ts";
+import { createWorkerHost, resolveReal } from "../../tools/hosting.ts";
+import { loadConfig } from "../config/config.ts";
 import { EXIT } from "../errors.ts";
 import {
   checkGrants,
@@ -36,7 +26,7 @@ import {
   mayRun,
   observedBy,
 } from "../layers/grants.ts";
-import { createLogger, type LogFlags, type Logger } from "../terminal/log.ts";
+import { createLogger, type LogFlags } from "../terminal/log.ts";
 import { type GlobalFlags, type LimitFlags, toolContextFrom } from "../config/options.ts";
 import { checkToolNames, type PolicyFlags, resolvePolicy } from "../config/policy.ts";
 
@@ -45,31 +35,6 @@ export const MCP_MAX_CALLS = 32;
 
 /** Flags of `mcp`. */
 export interface McpFlags extends GlobalFlags, LimitFlags, PolicyFlags, LogFlags {}
-
-/**
- * Starts the MCP servers configured under `mcp_servers` (none: nothing is started). A
- * server that cannot start is a warning on the log, never a failure.
- */
-export function openMcpSources(
-  config: Config,
-  workspace: Workspace,
-  log: Logger,
-): Promise<McpSources> {
-  return connectMcpServers(config.mcpServers, {
-    cwd: workspace.roots[0]!,
-    clientInfo: { name: "rousseau", version: meta.version },
-    onWarning: (message, fields) => log.log("warn", message, fields),
-  });
-}
-
-/** The worker's tools joined with the MCP servers' tools, as the gate takes them. */
-export function toolSourceOf(host: WorkerHost, sources: McpSources, log: Logger): ToolSource {
-  return joinMcpSources(
-    { registry: host.registry, host },
-    sources,
-    (message, fields) => log.log("warn", message, fields),
-  );
-}
 
 /**
  * What is wrong with a request's params, in words (the transport answers it as Invalid

@@ -16,6 +16,7 @@ import { type Config, loadConfig } from "../config/config.ts";
 import { EXIT, UsageError } from "../errors.ts";
 import type { GlobalFlags } from "../config/options.ts";
 import { writeStdout } from "../terminal/output.ts";
+import { age } from "../terminal/age.ts";
 
 /** Flags of `session`. */
 export interface SessionFlags extends GlobalFlags {
@@ -86,15 +87,6 @@ function renderAll(messages: readonly Message[], records: readonly ContextRecord
   });
   while (next < records.length) lines.push(renderRecord(records[next++]!));
   return lines;
-}
-
-/** How long ago `iso` was, in the largest unit that fits: `now`, `5m`, `3h`, `2d`. */
-export function age(iso: string, now: number): string {
-  const seconds = Math.max(0, Math.floor((now - Date.parse(iso)) / 1000));
-  if (seconds < 60) return "now";
-  if (seconds < 3600) return `${Math.floor(seconds / 60)}m`;
-  if (seconds < 86400) return `${Math.floor(seconds / 3600)}h`;
-  return `${Math.floor(seconds / 86400)}d`;
 }
 
 /** `session list` as text: one row a session under a header, or `no sessions yet`. */

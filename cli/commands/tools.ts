@@ -8,7 +8,7 @@ import { createWorkerHost } from "../../tools/hosting.ts";
 import { loadConfig } from "../config/config.ts";
 import { EXIT } from "../errors.ts";
 import { createLogger, type LogFlags } from "../terminal/log.ts";
-import { openMcpSources, toolSourceOf } from "./mcp.ts";
+import { openMcpSources, toolSourceOf } from "../tool_sources.ts";
 import { type GlobalFlags, toolContextFrom } from "../config/options.ts";
 import { writeStdout } from "../terminal/output.ts";
 import { visible } from "../../approver/visible.ts";

@@ -9,7 +9,7 @@
 import { createInterface } from "node:readline";
 import process from "node:process";
 import type { SessionInfo } from "../../agent/session_store.ts";
-import { age } from "../commands/session.ts";
+import { age } from "./age.ts";
 import { writeSync } from "./output.ts";
 import { visible } from "../../approver/visible.ts";
 
