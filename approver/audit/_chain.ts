@@ -1,8 +1,7 @@
 /**
  * The chain of the audit log: each line's `prev` is the SHA-256 of the line before, and the
- * head (the last line's `seq` and hash) is kept beside the log in `<log>.head`, replaced in
- * one step with every line. Here: the hashes, the head file, the lines of an open log, and
- * where the next line hooks on.
+ * head (the last line's `seq` and hash) is kept beside the log in `<log>.head` (see
+ * `_head.ts`). Here: the hashes, the lines of an open log, and where the next line hooks on.
  *
  * @module
  */
@@ -30,22 +29,9 @@ export interface ChainHead {
   readonly hash: string;
 }
 
-/** Where the head of the log at `path` is kept: beside it, `<path>.head`. */
-export function headPathOf(path: string): string {
-  return `${path}.head`;
-}
-
-/**
- * The head kept in the text of a head file, or the reason the text is not one. A head is
- * `{"seq":N,"hash":"<64 hex>"}` and a newline.
- */
-export function parseHead(text: string): ChainHead | string {
-  return parseSeqHash(text, "hash");
-}
-
 /**
  * `{"seq": N, "<field>": "<64 hex>"}` read from `text` (N ≥ 1), or the reason it is not one:
- * the shape of a head file (`hash`) and of a start file (`prev`).
+ * the shape of a start file (`prev`) and of a head file of the previous format (`hash`).
  */
 export function parseSeqHash(text: string, field: "hash" | "prev"): ChainHead | string {
   let value: unknown;
@@ -54,61 +40,20 @@ export function parseSeqHash(text: string, field: "hash" | "prev"): ChainHead | 
   } catch {
     return "not JSON";
   }
+  return seqHashOf(value, field) ?? `not {"seq": N, "${field}": "<SHA-256>"}`;
+}
+
+/** The `seq` (N ≥ 1) and the SHA-256 under `field` of a parsed object, if it has them. */
+export function seqHashOf(value: unknown, field: "hash" | "prev"): ChainHead | undefined {
   const read = value as Record<string, unknown> | null;
   if (
     typeof read !== "object" || read === null || !Number.isSafeInteger(read.seq) ||
     (read.seq as number) < 1 || typeof read[field] !== "string" ||
     !/^[0-9a-f]{64}$/.test(read[field] as string)
   ) {
-    return `not {"seq": N, "${field}": "<SHA-256>"}`;
+    return undefined;
   }
   return { seq: read.seq as number, hash: read[field] as string };
-}
-
-/** The head file's text for `head`. */
-function headText(head: ChainHead): string {
-  return JSON.stringify({ seq: head.seq, hash: head.hash }) + "\n";
-}
-
-/** The head beside the log at `path`: undefined when there is none, a string when damaged. */
-export function readHeadSync(path: string): ChainHead | string | undefined {
-  let text: string;
-  try {
-    text = Deno.readTextFileSync(headPathOf(path));
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return undefined;
-    return `unreadable: ${(error as Error).message}`;
-  }
-  return parseHead(text);
-}
-
-/**
- * Replaces the head beside the log at `path` in one step (a rename over it), so a reader
- * sees the old head or the new one, never a part. Called under the log's exclusive lock,
- * which is why one fixed temporary name is enough.
- */
-export function writeHeadSync(path: string, head: ChainHead): void {
-  const target = headPathOf(path);
-  const temporary = `${target}.tmp`;
-  const text = headText(head);
-  try {
-    try {
-      Deno.writeTextFileSync(temporary, text, { mode: 0o600, createNew: true });
-    } catch (error) {
-      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
-      // Whatever a crash (or anyone) left under the temporary name goes first: a symlink there
-      // is not followed (`createNew` refuses any existing name), it is removed.
-      Deno.removeSync(temporary);
-      Deno.writeTextFileSync(temporary, text, { mode: 0o600, createNew: true });
-    }
-    Deno.renameSync(temporary, target);
-  } catch (error) {
-    // A full disk fails the write after creating the file: leave no empty head behind.
-    try {
-      Deno.removeSync(temporary);
-    } catch { /* never created, or renamed */ }
-    throw error;
-  }
 }
 
 /** The `seq` and `prev` of a line, where it has them. */

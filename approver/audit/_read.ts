@@ -5,7 +5,8 @@
  * @module
  */
 
-import { type ChainHead, headPathOf, parseHead } from "./_chain.ts";
+import type { ChainHead } from "./_chain.ts";
+import { readHead } from "./_head.ts";
 import { type ChainStart, parseStart, rotatedFiles, startPathOf } from "./_rotation.ts";
 
 /** An audit log and its head as read together. */
@@ -49,17 +50,6 @@ export async function readAuditLog(path: string): Promise<AuditSnapshot> {
   } finally {
     file.close();
   }
-}
-
-async function readHead(path: string): Promise<ChainHead | string | undefined> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(headPathOf(path));
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return undefined;
-    return `unreadable: ${(error as Error).message}`;
-  }
-  return parseHead(text);
 }
 
 /** One file of a rotated log as read. */

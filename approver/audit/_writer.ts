@@ -1,6 +1,6 @@
 /**
  * The audit file sink: each line appended under an exclusive lock on the log, chained onto
- * the line before, its head replaced with it, the log rotated when full; a line a full disk
+ * the line before, its head updated with it, the log rotated when full; a line a full disk
  * cuts short is taken back, so the log and its head still agree.
  *
  * @module
@@ -14,7 +14,8 @@ import {
   inputFields,
   redact,
 } from "./_event.ts";
-import { lastLine, nextLink, readHeadSync, writeHeadSync } from "./_chain.ts";
+import { lastLine, nextLink } from "./_chain.ts";
+import { readHeadSync, writeHeadSync } from "./_head.ts";
 import { rotateLog } from "./_rotation.ts";
 import { sha256Hex } from "./_sha256.ts";
 
@@ -50,7 +51,7 @@ export function createAuditFile(
   // Other processes may append to the same file, so each line is written under the lock
   // after a look at the file. While it is still the file and the size this process left,
   // the last line is the one this process wrote and is not read back. The steps under the
-  // lock are a local append, a hash on this thread and the head's replacement, one call at a
+  // lock are a local append, a hash on this thread and the head's update, one call at a
   // time, in order. Only taking the lock may wait (on another process), so only it is async.
   let tail: Tail | undefined;
   let queue: Promise<void> = Promise.resolve();
@@ -103,7 +104,7 @@ export function createAuditFile(
     try {
       let written = 0;
       while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
-      writeHeadSync(path, { seq, hash });
+      writeHeadSync(path, { seq, hash }, prev);
     } catch (error) {
       // Hazard: a full disk takes part of a line (a short write, then ENOSPC), or the whole
       // line and then refuses the head. Either way the line is taken back, so the log and its

@@ -5,8 +5,11 @@
  * 1 KiB and secrets are redacted before writing.
  *
  * The chain's head (the last line's `seq` and hash) is kept beside the log, in `<log>.head`,
- * replaced atomically under the same lock with every line: the chain alone cannot tell a log
- * whose last lines were dropped, or that was emptied or rewritten whole, from an intact one.
+ * updated under the same lock with every line: the chain alone cannot tell a log whose last
+ * lines were dropped, or that was emptied or rewritten whole, from an intact one. The head
+ * file holds two checksummed records, the last line's and the one before, and each line
+ * rewrites one of them in place; a record cut short by a crash fails its check and the other
+ * stands (see `_head.ts` for the format and its crash-safety contract).
  * A writer that finds the log and its head disagreeing never papers over it: it chains the
  * next line onto the head (so the gap stays visible in the log), or, with no head at all
  * beside a non-empty log, starts the next line with an all-zero `prev` (see `verifyChain`).
@@ -18,15 +21,16 @@
  * the chain now begins (the `seq` and `prev` of the oldest file's first line), so removing
  * a rotated file by hand is told from retention (as the head tells a dropped end).
  *
- * The parts: `_event.ts` (events, redaction), `_chain.ts` (hashes, the head file),
- * `_writer.ts` (`createAuditFile`), `_rotation.ts` (rotated files, the start file),
+ * The parts: `_event.ts` (events, redaction), `_chain.ts` (hashes, where a line hooks on),
+ * `_head.ts` (the head file), `_writer.ts` (`createAuditFile`), `_rotation.ts` (rotated files, the start file),
  * `_read.ts` (reading a log for checks), `_verify.ts` (finding the first broken link).
  *
  * @module
  */
 
 export { type AuditEvent, type AuditEventName, type AuditSink, redact } from "./_event.ts";
-export { type ChainHead, GENESIS, headPathOf, parseHead, sha256 } from "./_chain.ts";
+export { type ChainHead, GENESIS, sha256 } from "./_chain.ts";
+export { headPathOf, parseHead } from "./_head.ts";
 export { type AuditFileOptions, createAuditFile } from "./_writer.ts";
 export {
   type ChainStart,

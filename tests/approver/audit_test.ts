@@ -8,7 +8,6 @@ import {
   type AuditEvent,
   createAuditFile,
   GENESIS,
-  headPathOf,
   parseHead,
   readAuditLog,
   redact,
@@ -363,22 +362,6 @@ async function rechain(lines: readonly string[]): Promise<string[]> {
   }
   return out;
 }
-
-Deno.test("audit: the head beside the log names the last line, replaced with every line", async () => {
-  await using tmp = await tempDir();
-  const lines = await chain(tmp.path, 3);
-  const path = join(tmp.path, "audit.jsonl");
-  assertEquals(headPathOf(path), `${path}.head`);
-  const text = await Deno.readTextFile(`${path}.head`);
-  assertEquals(text, `{"seq":3,"hash":"${await sha256(lines[2]!)}"}\n`);
-  assertEquals((await Deno.stat(`${path}.head`)).mode! & 0o777, 0o600);
-  const names = [];
-  for await (const entry of Deno.readDir(tmp.path)) names.push(entry.name);
-  assertEquals(names.sort(), ["audit.jsonl", "audit.jsonl.head"]); // no temporary left
-  const snapshot = await readAuditLog(path);
-  assertEquals(snapshot.head, { seq: 3, hash: await sha256(lines[2]!) });
-  assertEquals(await verifyHead(snapshot.text!, snapshot.head, "H"), undefined);
-});
 
 Deno.test("audit: verifyHead catches what the chain alone cannot", async (t) => {
   await using tmp = await tempDir();
