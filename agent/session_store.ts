@@ -159,6 +159,11 @@ export function openSessionStore(path: string): SessionStore {
     messages: Number(row.messages),
     turns: Number(row.turns),
   });
+  // SQLite has already rolled back on some errors (a full disk, I/O): a ROLLBACK then throws
+  // "no transaction is active" in place of the error that says what went wrong.
+  const rollback = () => {
+    if (db.isTransaction) db.exec("ROLLBACK");
+  };
   const append = (id: string, message: Message) => {
     const now = new Date().toISOString();
     db.exec("BEGIN IMMEDIATE");
@@ -182,7 +187,7 @@ export function openSessionStore(path: string): SessionStore {
       }
       db.exec("COMMIT");
     } catch (error) {
-      db.exec("ROLLBACK");
+      rollback();
       throw error;
     }
   };
@@ -273,7 +278,7 @@ export function openSessionStore(path: string): SessionStore {
         db.exec("COMMIT");
         return ids;
       } catch (error) {
-        db.exec("ROLLBACK");
+        rollback();
         throw error;
       }
     },

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { INTERRUPTED, openSessionStore } from "../../agent/session_store.ts";
 import type { Message } from "../../providers/types.ts";
 import { assert, assertEquals } from "../_helpers/assert.ts";
+import { fill, smallDisk } from "../_helpers/small_disk.ts";
 
 /** Temporary directories made here; removed when the module ends, passed or failed. */
 const made: string[] = [];
@@ -96,4 +97,34 @@ Deno.test("session store: delete removes the session and its messages", async ()
   assertEquals(store.delete(id), false);
   assertEquals(store.find(id), undefined);
   assertEquals(store.load(id), []);
+});
+
+Deno.test("a message that finds the disk full fails with SQLite's reason, and the session reopens", async () => {
+  // SQLite rolls the transaction back itself on SQLITE_FULL; a second ROLLBACK used to throw
+  // "cannot rollback - no transaction is active" in place of the reason.
+  await using disk = await smallDisk("1m");
+  const path = join(disk.dir, "sessions.db");
+  let id: string;
+  {
+    using store = openSessionStore(path);
+    id = store.create({ workspace: "/ws", provider: "anthropic", model: "m" });
+    store.append(id, { role: "user", content: [{ type: "text", text: "hello" }] });
+    await fill(disk.dir);
+    const big: Message = {
+      role: "assistant",
+      content: [{ type: "text", text: "x".repeat(1 << 20) }],
+    };
+    let failure: Error | undefined;
+    try {
+      store.append(id, big);
+    } catch (error) {
+      failure = error as Error;
+    }
+    assert(failure !== undefined, "the append succeeded on a full disk");
+    assert(/full/i.test(failure.message), failure.message);
+    assert(!failure.message.includes("no transaction"), failure.message);
+  }
+  await Deno.remove(join(disk.dir, "fill"));
+  using again = openSessionStore(path);
+  assertEquals(again.load(id).map((m) => m.role), ["user"]);
 });
