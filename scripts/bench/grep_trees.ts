@@ -11,6 +11,7 @@ import { join, relative } from "node:path";
 import { DEFAULT_LIMITS } from "../../mod.ts";
 import { SKIPPED_DIRS } from "../../tools/grep.ts";
 import { log } from "./table.ts";
+import { prng as rng } from "../../tests/_helpers/prng.ts";
 
 /** Bump when the generator changes, so cached trees are rebuilt. */
 export const GENERATOR_VERSION = 1;
@@ -20,18 +21,6 @@ const KIB = 1024;
 export const RARE = "quuxplorinator_7f3a";
 /** Its words are planted in a few files, one a line. */
 export const ALTERNATION = "foo_bar|baz_qux|zeta_omega";
-
-/** mulberry32: small, fast, deterministic. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // No word may form a planted token: no foo/bar/baz/qux/zeta/omega, nothing digit-like, and
 // "return" only comes from its own template.
