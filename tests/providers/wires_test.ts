@@ -6,6 +6,7 @@
 import { WIRE_VARIABLE } from "../../cli/config/config.ts";
 import { GLOBAL_OPTIONS } from "../../cli/config/option_table.ts";
 import { WIRE_NAMES, wireNamed, WIRES } from "../../providers/wires.ts";
+import { SECRET_VARIABLES } from "../../tools/_env.ts";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 
 Deno.test("--provider offers exactly the wires, in their order, when the option table is read", () => {
@@ -45,5 +46,15 @@ Deno.test("every wire's own variable has a name the config loader looks for when
     for (const name of Object.values(wire.environment)) {
       assert(WIRE_VARIABLE.test(name), `${wire.name}: ${name} does not match ${WIRE_VARIABLE}`);
     }
+  }
+});
+
+Deno.test("every wire's API-key variable is removed from the tools' child processes when one is listed", () => {
+  // tools/ imports nothing of providers/, so tools/_env.ts spells the names out; a wire whose
+  // key variable is missing there would hand the key to every bash command the model runs.
+  for (const wire of WIRES) {
+    const name = wire.environment.api_key;
+    if (name === undefined) continue; // a keyless wire reads no variable
+    assert(SECRET_VARIABLES.includes(name), `${wire.name}: ${name} not in tools/_env.ts`);
   }
 });
