@@ -1,6 +1,7 @@
 /**
  * The provider a command talks to, from flags and config (flag > environment > file).
- * Only the provider modules are imported here; their SDKs load on the first request.
+ * The wires come from providers/wires.ts (this file names none); their SDKs load on the first
+ * request.
  *
  * @module
  */
