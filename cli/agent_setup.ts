@@ -40,12 +40,7 @@ import {
   resolvePolicy,
 } from "./config/policy.ts";
 import { writeStderr } from "./terminal/output.ts";
-import {
-  DEFAULT_MAX_TOKENS,
-  maxTokensFrom,
-  type ProviderFlags,
-  providerFrom,
-} from "./config/provider.ts";
+import { type ProviderFlags, providerFrom, replyReserveFrom } from "./config/provider.ts";
 import { openMcpSources, toolSourceOf } from "./tool_sources.ts";
 import { retentionNote, sessionRetention, undoMaxBytes } from "./config/state_dir.ts";
 import { openAuditLog } from "./config/audit_log.ts";
@@ -68,9 +63,6 @@ export interface AgentFlags extends GlobalFlags, LimitFlags, PolicyFlags, Provid
   /** False with `--no-instructions`: AGENTS.md / CLAUDE.md are not read. */
   readonly instructions?: boolean;
 }
-
-/** Tokens kept free for an OpenAI-compatible reply when no max_tokens is set. */
-const OPENAI_REPLY_RESERVE = 4096;
 
 /** An opened agent: close it with `await using`. */
 export interface AgentSetup extends AsyncDisposable {
@@ -361,9 +353,7 @@ export async function openAgent(
           ? {}
           : { maxResultShare: config.values.agent.max_result_share }),
         // The reply's budget must stay free (servers refuse prompt + max_tokens over the window).
-        reserveTokens:
-          maxTokensFrom(config, flags, provider.name === "anthropic" ? "anthropic" : "openai") ??
-            (provider.name === "anthropic" ? DEFAULT_MAX_TOKENS : OPENAI_REPLY_RESERVE),
+        reserveTokens: replyReserveFrom(config, flags, provider.name),
         records: store.loadContext(id),
         onRecord: (record) => store.appendContext(id, record),
       });

@@ -22,6 +22,7 @@ import {
   type ToolUseBlock,
   type Usage,
 } from "./types.ts";
+import type { ProviderWire } from "./wire.ts";
 
 type Sdk = typeof import("@anthropic-ai/sdk");
 type Client = InstanceType<Sdk["default"]>;
@@ -351,3 +352,74 @@ export function createAnthropicProvider(options: AnthropicOptions): Provider {
     },
   };
 }
+
+/** Anthropic's reply budget when none is configured. */
+export const ANTHROPIC_DEFAULT_MAX_TOKENS = 8192;
+
+/** The model used when none is configured. */
+export const ANTHROPIC_DEFAULT_MODEL = "claude-sonnet-4-5";
+
+/** The Anthropic Messages wire, as the CLI sees it. */
+export const anthropicWire: ProviderWire = {
+  name: "anthropic",
+  defaultModel: ANTHROPIC_DEFAULT_MODEL,
+  defaultBaseUrl: ANTHROPIC_BASE_URL,
+  replyReserve: ANTHROPIC_DEFAULT_MAX_TOKENS,
+  environment: { api_key: "ANTHROPIC_API_KEY", base_url: "ANTHROPIC_BASE_URL" },
+  configSchema: ({ z }) =>
+    z.strictObject({
+      api_key: z.string().optional(),
+      model: z.string().optional(),
+      max_tokens: z.int().positive().optional(),
+      base_url: z.url().optional(),
+      thinking_budget: z.int().min(1024).optional(),
+    }),
+  keyDocs: {
+    api_key: {
+      text: "API key; prefer the `ANTHROPIC_API_KEY` environment variable to a file.",
+    },
+    model: { default: `\`${ANTHROPIC_DEFAULT_MODEL}\``, text: "Model name." },
+    max_tokens: {
+      default: String(ANTHROPIC_DEFAULT_MAX_TOKENS),
+      text: "Most tokens in one reply (thinking included); a final reply cut by it ends `run` " +
+        "with `error_max_tokens`. Also `ROUSSEAU_ANTHROPIC_MAX_TOKENS`, `--max-tokens`.",
+    },
+    thinking_budget: {
+      default: "off",
+      text: "Turns on extended thinking with this many tokens for it (at least 1024, below " +
+        "`anthropic.max_tokens`); the thinking is shown dimmed in chat and kept in the session.",
+    },
+    base_url: {
+      default: `\`${ANTHROPIC_BASE_URL}\``,
+      text: "Messages API base URL (a proxy or gateway); also `ANTHROPIC_BASE_URL`, `--base-url`.",
+    },
+  },
+  modelsRequest: (baseUrl, apiKey) => ({
+    url: `${baseUrl}/v1/models`,
+    headers: { "x-api-key": apiKey ?? "", "anthropic-version": ANTHROPIC_VERSION },
+  }),
+  probeKeepsLimit: (section) => section.thinking_budget !== undefined,
+  create(settings) {
+    if (settings.apiKey === undefined) {
+      throw new Error(
+        "anthropic: no API key: set ANTHROPIC_API_KEY or anthropic.api_key in the config file " +
+          "(or use --provider openai with a local OpenAI-compatible server)",
+      );
+    }
+    const budget = settings.section.thinking_budget as number | undefined;
+    const limit = settings.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS;
+    if (budget !== undefined && budget >= limit) {
+      throw new Error(
+        `anthropic.thinking_budget (${budget}) must be below the output-token limit (${limit}): ` +
+          "raise anthropic.max_tokens (--max-tokens) or lower the budget",
+      );
+    }
+    const { section: _, maxTokens: __, ...rest } = settings;
+    return createAnthropicProvider({
+      ...rest,
+      apiKey: settings.apiKey,
+      maxTokens: limit,
+      ...(budget === undefined ? {} : { thinkingBudget: budget }),
+    });
+  },
+};

@@ -22,6 +22,7 @@ import {
   type StopReason,
   type StreamEvent,
 } from "./types.ts";
+import type { ProviderWire } from "./wire.ts";
 
 /** The SDK's default base URL. */
 export const OPENAI_BASE_URL = "https://api.openai.com/v1";
@@ -284,3 +285,57 @@ export function createOpenAiProvider(options: OpenAiOptions): Provider {
     },
   };
 }
+
+/** The model used when none is configured. */
+export const OPENAI_DEFAULT_MODEL = "gpt-4.1";
+
+/** Tokens kept free for a reply when no max_tokens is set. */
+const OPENAI_REPLY_RESERVE = 4096;
+
+/** The OpenAI-compatible Chat Completions wire, as the CLI sees it. */
+export const openAiWire: ProviderWire = {
+  name: "openai",
+  defaultModel: OPENAI_DEFAULT_MODEL,
+  defaultBaseUrl: OPENAI_BASE_URL,
+  replyReserve: OPENAI_REPLY_RESERVE,
+  environment: { api_key: "OPENAI_API_KEY", base_url: "OPENAI_BASE_URL" },
+  configSchema: ({ z }) =>
+    z.strictObject({
+      api_key: z.string().optional(),
+      model: z.string().optional(),
+      base_url: z.url().optional(),
+      max_tokens: z.int().positive().optional(),
+    }),
+  keyDocs: {
+    api_key: {
+      text: "API key (`OPENAI_API_KEY`); local servers (Ollama, vLLM, llama.cpp) need none.",
+    },
+    model: { default: `\`${OPENAI_DEFAULT_MODEL}\``, text: "Model name." },
+    max_tokens: {
+      default: "a quarter of the context window, at most 8192",
+      text: "Most tokens in one reply, sent as `max_tokens` (`max_completion_tokens` to " +
+        "api.openai.com). Unset, a quarter of the known or learned context window is sent, at " +
+        "most 8192 (8192 while the window is unknown; llama-server without a limit writes until " +
+        "its context is full). Also `ROUSSEAU_OPENAI_MAX_TOKENS`, `--max-tokens`.",
+    },
+    base_url: {
+      default: `\`${OPENAI_BASE_URL}\``,
+      text: "Chat Completions base URL, e.g. `http://127.0.0.1:11434/v1` for Ollama; also " +
+        "`OPENAI_BASE_URL`, `--base-url`.",
+    },
+  },
+  modelsRequest: (baseUrl, apiKey) => ({
+    url: `${baseUrl}/models`,
+    headers: { authorization: `Bearer ${apiKey ?? "none"}` },
+  }),
+  create(settings) {
+    if (settings.apiKey === undefined && settings.baseUrl === undefined) {
+      throw new Error(
+        "openai: no API key: set OPENAI_API_KEY, or point --base-url (OPENAI_BASE_URL) at a " +
+          "local server such as Ollama (http://127.0.0.1:11434/v1)",
+      );
+    }
+    const { section: _, ...rest } = settings;
+    return createOpenAiProvider({ ...rest, apiKey: settings.apiKey ?? "" });
+  },
+};

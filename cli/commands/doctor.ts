@@ -10,6 +10,7 @@ import type { Sandbox, WorkerPermissions } from "../../tools/hosting.ts";
 import { connectMcpServers } from "../../agent/mcp_sources.ts";
 import { checkGrants, grantsFor, mayRun } from "../layers/grants.ts";
 import { type ProviderFlags, providerFrom, providerSettings } from "../config/provider.ts";
+import { wireNamed } from "../../providers/wires.ts";
 import { toolProbe } from "./doctor_online.ts";
 import { type Config, loadConfig } from "../config/config.ts";
 import { EXIT } from "../errors.ts";
@@ -76,12 +77,9 @@ function grantsText(grants: WorkerPermissions): string {
 
 /** GETs the provider's model list: proves the base URL answers and the key is accepted. */
 async function probe(settings: ReturnType<typeof providerSettings>): Promise<string> {
-  const anthropic = settings.name === "anthropic";
-  const base = (settings.baseUrl ?? (anthropic ? ANTHROPIC_URL : OPENAI_URL)).replace(/\/+$/, "");
-  const url = anthropic ? `${base}/v1/models` : `${base}/models`;
-  const headers: Record<string, string> = anthropic
-    ? { "x-api-key": settings.apiKey ?? "", "anthropic-version": "2023-06-01" }
-    : { authorization: `Bearer ${settings.apiKey ?? "none"}` };
+  const wire = wireNamed(settings.name)!;
+  const base = (settings.baseUrl ?? wire.defaultBaseUrl).replace(/\/+$/, "");
+  const { url, headers } = wire.modelsRequest(base, settings.apiKey);
   let response: Response;
   try {
     response = await fetch(url, { headers, signal: AbortSignal.timeout(10_000) });
@@ -95,9 +93,6 @@ async function probe(settings: ReturnType<typeof providerSettings>): Promise<str
   if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
   return `${url}: HTTP ${response.status}, key accepted`;
 }
-
-const ANTHROPIC_URL = "https://api.anthropic.com";
-const OPENAI_URL = "https://api.openai.com/v1";
 
 /**
  * The walls of the bash sandbox as a command inside it finds them (a trial run, not the
@@ -334,8 +329,7 @@ export async function doctorCommand(flags: DoctorFlags): Promise<number> {
         const key = settings.apiKey === undefined
           ? "no API key (none needed for a local server)"
           : "API key set (not shown)";
-        const base = settings.baseUrl ??
-          (settings.name === "anthropic" ? ANTHROPIC_URL : OPENAI_URL);
+        const base = settings.baseUrl ?? wireNamed(settings.name)!.defaultBaseUrl;
         return Promise.resolve(`${settings.name} · model ${settings.model} · ${key} · ${base}`);
       }),
     );

@@ -7,7 +7,8 @@
  * @module
  */
 
-import { type ProviderFlags, providerFrom } from "../config/provider.ts";
+import { type ProviderFlags, providerFrom, wireSection } from "../config/provider.ts";
+import { WIRES } from "../../providers/wires.ts";
 import type { Config } from "../config/config.ts";
 
 /** The probe's tool: never meant to be called; its presence is what is tested. */
@@ -28,8 +29,12 @@ const PROBE_TIMEOUT_MS = 60_000;
  * (which says what to do: `--jinja`, the model name, the key, the URL).
  */
 export async function toolProbe(config: Config, flags: ProviderFlags): Promise<string> {
-  // With extended thinking on, the budget needs room: keep the configured limit then.
-  const thinking = config.values.anthropic?.thinking_budget !== undefined;
+  // With extended thinking on, the budget needs room: keep the configured limit then. Any
+  // wire's section counts, the chosen one or not (as before the wires were data).
+  const thinking = WIRES.some((wire) => {
+    const section = wireSection(config, wire.name);
+    return section !== undefined && wire.probeKeepsLimit?.(section) === true;
+  });
   const provider = providerFrom(
     config,
     thinking ? flags : { ...flags, maxTokens: PROBE_MAX_TOKENS },

@@ -6,6 +6,8 @@
  * @module
  */
 
+import { wireNamed } from "../../providers/wires.ts";
+
 /** The longest wait for the name lookup plus the connection. */
 export const REACH_TIMEOUT_MS = 1000;
 
@@ -54,18 +56,15 @@ function within<T>(
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** The providers' own default endpoints (as in providers/anthropic.ts and openai.ts). */
-const DEFAULT_URLS = {
-  anthropic: "https://api.anthropic.com",
-  openai: "https://api.openai.com/v1",
-} as const;
-
 /** `reach` for a provider's settings: its base URL, or the provider's default one. */
 export function reachProvider(
-  settings: { readonly name: "anthropic" | "openai"; readonly baseUrl?: string },
+  settings: { readonly name: string; readonly baseUrl?: string },
   env: Record<string, string> = Deno.env.toObject(),
 ): Promise<string> {
-  const base = settings.baseUrl ?? DEFAULT_URLS[settings.name];
+  const base = settings.baseUrl ?? wireNamed(settings.name)?.defaultBaseUrl;
+  if (base === undefined) {
+    return Promise.reject(new Error(`no provider wire named ${JSON.stringify(settings.name)}`));
+  }
   // Behind a proxy the provider is reached through it, so the proxy is what must answer.
   const url = URL.canParse(base) ? new URL(base) : undefined;
   const proxy = url === undefined || isLoopback(url.hostname)

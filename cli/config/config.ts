@@ -16,6 +16,7 @@ import { UsageError } from "../errors.ts";
 import { writeSync } from "../terminal/output.ts";
 
 type ZodModule = typeof import("zod");
+type WiresModule = typeof import("../../providers/wires.ts");
 
 /** Names of `mcp_servers` entries; they become part of tool names (`mcp__<name>__<tool>`). */
 /**
@@ -28,7 +29,8 @@ const SERVER_NAME = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$/;
 const SERVER_NAME_MAX = 32;
 
 /** Builds the schema of config.yaml; unknown keys are errors. */
-function buildSchema({ z }: ZodModule) {
+function buildSchema(zod: ZodModule, { WIRES, WIRE_NAMES }: WiresModule) {
+  const { z } = zod;
   const duration = z.union([z.string(), z.number()]).transform((value, ctx) => {
     if (typeof value === "number") return value * 1000;
     try {
@@ -64,21 +66,11 @@ function buildSchema({ z }: ZodModule) {
   const size = z.int().nonnegative();
   const stringList = z.array(z.string());
   const regexRule = z.looseObject({}); // rule fields are checked by the approver's compiler
-  return z.strictObject({
-    provider: z.enum(["anthropic", "openai"]).optional(),
-    anthropic: z.strictObject({
-      api_key: z.string().optional(),
-      model: z.string().optional(),
-      max_tokens: count.optional(),
-      base_url: z.url().optional(),
-      thinking_budget: z.int().min(1024).optional(),
-    }).optional(),
-    openai: z.strictObject({
-      api_key: z.string().optional(),
-      model: z.string().optional(),
-      base_url: z.url().optional(),
-      max_tokens: count.optional(),
-    }).optional(),
+  // The wires' sections (`anthropic:`, `openai:`) come from providers/wires.ts and sit after
+  // `provider` (the reference lists keys in schema order); their types are the wires' own, so
+  // the static type below leaves them out and `wireSection` reads them.
+  const core = {
+    provider: z.enum(WIRE_NAMES).optional(),
     agent: z.strictObject({
       system_prompt: z.string().optional(),
       max_iterations: count.optional(),
@@ -138,7 +130,14 @@ function buildSchema({ z }: ZodModule) {
       level: z.enum(["debug", "info", "warn", "error"]).optional(),
       format: z.enum(["text", "json"]).optional(),
     }).optional(),
-  });
+  };
+  const { provider, ...rest } = core;
+  const wires = Object.fromEntries(
+    WIRES.map((wire) => [wire.name, wire.configSchema(zod).optional()]),
+  );
+  return z.strictObject({ provider, ...wires, ...rest }) as unknown as ReturnType<
+    typeof z.strictObject<typeof core>
+  >;
 }
 
 type Schema = ReturnType<typeof buildSchema>;
@@ -148,6 +147,8 @@ export type ConfigFile = z.output<Schema>;
 
 interface Tooling {
   readonly schema: Schema;
+  /** The wires' own variables (`ANTHROPIC_API_KEY`, ...), with the key each one sets. */
+  readonly wireVariables: readonly (readonly [path: string, name: string])[];
   readonly parseYaml: (text: string) => unknown;
 }
 
@@ -155,11 +156,23 @@ let tooling: Promise<Tooling> | undefined;
 
 /** The schema and YAML libraries, loaded only when there is something to read (start-up cost). */
 function loadTooling(): Promise<Tooling> {
-  tooling ??= Promise.all([import("zod"), import("yaml")]).then(([zod, yaml]) => ({
-    schema: buildSchema(zod),
-    parseYaml: (text: string) => yaml.parse(text),
-  }));
+  tooling ??= Promise.all([import("zod"), import("yaml"), import("../../providers/wires.ts")])
+    .then(([zod, yaml, wires]) => ({
+      schema: buildSchema(zod, wires),
+      wireVariables: wireVariables(wires),
+      parseYaml: (text: string) => yaml.parse(text),
+    }));
   return tooling;
+}
+
+/** Each wire's own variables with the key each one sets, in the wires' order. */
+function wireVariables({ WIRES }: WiresModule): [path: string, name: string][] {
+  return WIRES.flatMap((wire) =>
+    Object.entries(wire.environment).map(([key, name]): [string, string] => [
+      `${wire.name}.${key}`,
+      name,
+    ])
+  );
 }
 
 /** Everything the commands need, resolved. */
@@ -323,13 +336,27 @@ function stateDirectory(values: ConfigFile, env: Readonly<Record<string, string>
   return join(base, "rousseau");
 }
 
-/** Variables that can carry configuration. */
-const ENV_NAME = /^(ROUSSEAU_|(ANTHROPIC|OPENAI)_(API_KEY|BASE_URL)$)/;
+/**
+ * Whether any variable can carry configuration: `ROUSSEAU_*`, or a wire's own
+ * (`ANTHROPIC_API_KEY`, ...). Those end in `_API_KEY` or `_BASE_URL` (tests/providers/
+ * wires_test.ts holds them to it), so providers/ is loaded to know them only when such a name
+ * is set: the start-up path of `tool` loads no provider module.
+ */
+async function readsEnvironment(env: Readonly<Record<string, string>>): Promise<boolean> {
+  const names = Object.keys(env);
+  if (names.some((name) => name.startsWith("ROUSSEAU_"))) return true;
+  if (!names.some((name) => WIRE_VARIABLE.test(name))) return false;
+  const known = wireVariables(await import("../../providers/wires.ts"));
+  return names.some((name) => known.some(([, variable]) => variable === name));
+}
+
+/** The shape of every wire's own variable names. */
+export const WIRE_VARIABLE = /^[A-Z][A-Z0-9_]*_(API_KEY|BASE_URL)$/;
 
 /** Values from `ROUSSEAU_<KEY>` variables (dots as underscores), as a nested object. */
 function fromEnvironment(
   env: Readonly<Record<string, string>>,
-  { schema, parseYaml }: Tooling,
+  { schema, wireVariables, parseYaml }: Tooling,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const set = (path: string, value: unknown) => {
@@ -350,14 +377,7 @@ function fromEnvironment(
       : parseYaml(text);
     set(path, value);
   }
-  for (
-    const [path, name] of [
-      ["anthropic.api_key", "ANTHROPIC_API_KEY"],
-      ["anthropic.base_url", "ANTHROPIC_BASE_URL"],
-      ["openai.api_key", "OPENAI_API_KEY"],
-      ["openai.base_url", "OPENAI_BASE_URL"],
-    ] as const
-  ) {
+  for (const [path, name] of wireVariables) {
     if (env[name]) set(path, env[name]);
   }
   return out;
@@ -430,7 +450,7 @@ export async function loadConfig(
   let values: ConfigFile = {};
   const rousseauNames = Object.keys(env).filter((name) => name.startsWith("ROUSSEAU_"));
   // Nothing to read (no file, no variables): the defaults need neither YAML nor a schema.
-  if (file !== undefined || Object.keys(env).some((name) => ENV_NAME.test(name))) {
+  if (file !== undefined || await readsEnvironment(env)) {
     const tools = await loadTooling();
     validate(tools.schema, file ?? "config", raw); // file mistakes are reported against the file
     values = validate(tools.schema, "environment", merge(raw, fromEnvironment(env, tools)));

@@ -17,7 +17,7 @@ import {
 } from "../../tools/limits.ts";
 import { DEFAULT_MAX_ITERATIONS } from "../../agent/loop.ts";
 import { DEFAULT_MAX_RESULT_SHARE } from "../../agent/context.ts";
-import { DEFAULT_MAX_TOKENS, DEFAULT_MODELS } from "./provider.ts";
+import { WIRES } from "../../providers/wires.ts";
 import { DEFAULT_AUDIT_KEEP, DEFAULT_AUDIT_MAX_BYTES } from "../../approver/audit/mod.ts";
 import { DEFAULT_SESSIONS_MAX_AGE_MS, DEFAULT_SESSIONS_MAX_COUNT } from "../../agent/retention.ts";
 
@@ -29,41 +29,13 @@ interface KeyDoc {
 
 /** Words for every key path (`<name>` stands for a map key). */
 export const KEY_DOCS: Readonly<Record<string, KeyDoc>> = {
-  provider: { default: "`anthropic`", text: "Which model API `run` and `chat` talk to." },
-  "anthropic.api_key": {
-    text: "API key; prefer the `ANTHROPIC_API_KEY` environment variable to a file.",
-  },
-  "anthropic.model": { default: `\`${DEFAULT_MODELS.anthropic}\``, text: "Model name." },
-  "anthropic.max_tokens": {
-    default: String(DEFAULT_MAX_TOKENS),
-    text: "Most tokens in one reply (thinking included); a final reply cut by it ends `run` " +
-      "with `error_max_tokens`. Also `ROUSSEAU_ANTHROPIC_MAX_TOKENS`, `--max-tokens`.",
-  },
-  "anthropic.thinking_budget": {
-    default: "off",
-    text: "Turns on extended thinking with this many tokens for it (at least 1024, below " +
-      "`anthropic.max_tokens`); the thinking is shown dimmed in chat and kept in the session.",
-  },
-  "anthropic.base_url": {
-    default: "`https://api.anthropic.com`",
-    text: "Messages API base URL (a proxy or gateway); also `ANTHROPIC_BASE_URL`, `--base-url`.",
-  },
-  "openai.api_key": {
-    text: "API key (`OPENAI_API_KEY`); local servers (Ollama, vLLM, llama.cpp) need none.",
-  },
-  "openai.model": { default: `\`${DEFAULT_MODELS.openai}\``, text: "Model name." },
-  "openai.max_tokens": {
-    default: "a quarter of the context window, at most 8192",
-    text: "Most tokens in one reply, sent as `max_tokens` (`max_completion_tokens` to " +
-      "api.openai.com). Unset, a quarter of the known or learned context window is sent, at " +
-      "most 8192 (8192 while the window is unknown; llama-server without a limit writes until " +
-      "its context is full). Also `ROUSSEAU_OPENAI_MAX_TOKENS`, `--max-tokens`.",
-  },
-  "openai.base_url": {
-    default: "`https://api.openai.com/v1`",
-    text: "Chat Completions base URL, e.g. `http://127.0.0.1:11434/v1` for Ollama; also " +
-      "`OPENAI_BASE_URL`, `--base-url`.",
-  },
+  provider: { default: `\`${WIRES[0].name}\``, text: "Which model API `run` and `chat` talk to." },
+  // Each wire's keys, with the words its module gives them.
+  ...Object.fromEntries(
+    WIRES.flatMap((wire) =>
+      Object.entries(wire.keyDocs).map(([key, doc]) => [`${wire.name}.${key}`, doc])
+    ),
+  ),
   "agent.system_prompt": {
     default: "built in",
     text: "Replaces the built-in system prompt (which names the workspace roots and the tools).",
@@ -273,6 +245,19 @@ function envName(path: string): string {
     : `\`ROUSSEAU_${path.replaceAll(".", "_").toUpperCase()}\``;
 }
 
+/** `text` in lines of at most 95 characters (the page's width), broken at spaces. */
+function wrap(text: string): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line !== "" && line.length + 1 + word.length > 95) {
+      lines.push(line);
+      line = word;
+    } else line = line === "" ? word : `${line} ${word}`;
+  }
+  return line === "" ? lines : [...lines, line];
+}
+
 /** The reference page for `schema`. */
 export function renderReference(schema: JsonSchema): string {
   const keys = schemaKeys(schema);
@@ -291,12 +276,16 @@ export function renderReference(schema: JsonSchema): string {
     "",
     "<!-- Generated from the config schema by `deno task docs`; do not edit by hand. -->",
     "",
-    "One YAML file: `--config FILE`, else `$XDG_CONFIG_HOME/rousseau/config.yaml`, else",
-    "`~/.config/rousseau/config.yaml`. `rousseau init` writes a commented one. Precedence: flag >",
-    "environment > file > default. Every key can also come from `ROUSSEAU_<KEY>` (dots as",
-    "underscores; lists comma-separated), and `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`,",
-    "`OPENAI_API_KEY`, `OPENAI_BASE_URL` are read as well. An unknown key or a wrong type stops",
-    'start-up with the key\'s path, what was expected, and a "did you mean" for near misses.',
+    ...wrap(
+      "One YAML file: `--config FILE`, else `$XDG_CONFIG_HOME/rousseau/config.yaml`, else " +
+        "`~/.config/rousseau/config.yaml`. `rousseau init` writes a commented one. Precedence: " +
+        "flag > environment > file > default. Every key can also come from `ROUSSEAU_<KEY>` " +
+        "(dots as underscores; lists comma-separated), and " +
+        WIRES.flatMap((wire) => Object.values(wire.environment)).map((name) => `\`${name}\``)
+          .join(", ") +
+        " are read as well. An unknown key or a wrong type stops start-up with the key's path, " +
+        'what was expected, and a "did you mean" for near misses.',
+    ),
   ];
   for (const [section, rows] of sections) {
     out.push(

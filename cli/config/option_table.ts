@@ -41,6 +41,8 @@ export const GLOBAL_OPTIONS: readonly OptionRow[] = [
     description: "deny a tool (regex on its JSON input); repeatable",
     repeatable: true,
   },
+  // The wires' names (providers/wires.ts), spelled out: main.ts reads this table before
+  // anything else and must not load providers/; tests/providers/wires_test.ts keeps them in step.
   { flags: "--provider <name>", description: "model provider", choices: ["anthropic", "openai"] },
   { flags: "--model <name>", description: "model name (default per provider)" },
   { flags: "--base-url <url>", description: "provider base URL (a proxy, Ollama, vLLM, ...)" },

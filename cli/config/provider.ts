@@ -1,20 +1,21 @@
 /**
  * The provider a command talks to, from flags and config (flag > environment > file).
- * Only the provider modules are imported here; their SDKs load on the first request.
+ * The wires come from providers/wires.ts (this file names none); their SDKs load on the first
+ * request.
  *
  * @module
  */
 
-import { createAnthropicProvider } from "../../providers/anthropic.ts";
-import { createOpenAiProvider } from "../../providers/openai.ts";
 import type { Provider } from "../../providers/types.ts";
+import type { WireSection } from "../../providers/wire.ts";
+import { WIRE_NAMES, wireNamed, WIRES } from "../../providers/wires.ts";
 import type { Config } from "./config.ts";
 import { UsageError } from "../errors.ts";
 import { createLogger, type LogFlags } from "../terminal/log.ts";
 
 /** Flags that choose the provider (and the log its diagnostics go to). */
 export interface ProviderFlags extends LogFlags {
-  /** `--provider anthropic|openai`. */
+  /** `--provider NAME`: one of providers/wires.ts's wires. */
   readonly provider?: string;
   /** `--model NAME`. */
   readonly model?: string;
@@ -24,26 +25,26 @@ export interface ProviderFlags extends LogFlags {
   readonly maxTokens?: string;
 }
 
-/** Models used when none is configured. */
-export const DEFAULT_MODELS = { anthropic: "claude-sonnet-4-5", openai: "gpt-4.1" } as const;
-
-/** Anthropic's default reply budget. */
-export const DEFAULT_MAX_TOKENS = 8192;
+/** A wire's config section (`anthropic:`, `openai:`), as validated. */
+export function wireSection(config: Config, name: string): WireSection | undefined {
+  return (config.values as Record<string, unknown>)[name] as WireSection | undefined;
+}
 
 /** The provider's name, model and base URL as they will be used (for headers and doctor). */
 export function providerSettings(config: Config, flags: ProviderFlags): {
-  name: "anthropic" | "openai";
+  name: string;
   model: string;
   baseUrl?: string;
   apiKey?: string;
 } {
-  const name = flags.provider ?? config.values.provider ?? "anthropic";
-  if (name !== "anthropic" && name !== "openai") {
+  const name = flags.provider ?? config.values.provider ?? WIRES[0].name;
+  const wire = wireNamed(name);
+  if (wire === undefined) {
     throw new UsageError(
-      `--provider: unknown provider ${JSON.stringify(name)} (want anthropic or openai)`,
+      `--provider: unknown provider ${JSON.stringify(name)} (want ${WIRE_NAMES.join(" or ")})`,
     );
   }
-  const section = name === "anthropic" ? config.values.anthropic : config.values.openai;
+  const section = wireSection(config, name);
   const baseUrl = flags.baseUrl ?? section?.base_url;
   if (flags.baseUrl !== undefined && !URL.canParse(flags.baseUrl)) {
     throw new UsageError(
@@ -54,7 +55,7 @@ export function providerSettings(config: Config, flags: ProviderFlags): {
   }
   return {
     name,
-    model: flags.model ?? section?.model ?? DEFAULT_MODELS[name],
+    model: flags.model ?? section?.model ?? wire.defaultModel,
     ...(baseUrl === undefined ? {} : { baseUrl }),
     ...(section?.api_key ? { apiKey: section.api_key } : {}),
   };
@@ -64,7 +65,7 @@ export function providerSettings(config: Config, flags: ProviderFlags): {
 export function maxTokensFrom(
   config: Config,
   flags: ProviderFlags,
-  name: "anthropic" | "openai",
+  name: string,
 ): number | undefined {
   if (flags.maxTokens !== undefined) {
     const n = Number(flags.maxTokens);
@@ -75,9 +76,19 @@ export function maxTokensFrom(
     }
     return n;
   }
-  return name === "anthropic"
-    ? config.values.anthropic?.max_tokens
-    : config.values.openai?.max_tokens;
+  return wireSection(config, name)?.max_tokens;
+}
+
+/** Tokens the context manager keeps free for `name`'s reply: the limit, else the wire's own. */
+export function replyReserveFrom(config: Config, flags: ProviderFlags, name: string): number {
+  return maxTokensFrom(config, flags, name) ?? wireOf(name).replyReserve;
+}
+
+/** The wire of a name `providerSettings` accepted. */
+function wireOf(name: string) {
+  const wire = wireNamed(name);
+  if (wire === undefined) throw new Error(`no provider wire named ${JSON.stringify(name)}`);
+  return wire;
 }
 
 /** The provider for a command; a missing key is an error that says where to put one. */
@@ -92,43 +103,13 @@ export function providerFrom(
   // The SDKs' own lines and raw error pages go to the debug log, never straight to stderr.
   const log = createLogger(flags, config.values.log ?? {});
   const debug = (message: string) => log.log("debug", `${settings.name}: ${message}`);
-  if (settings.name === "anthropic") {
-    if (settings.apiKey === undefined) {
-      throw new Error(
-        "anthropic: no API key: set ANTHROPIC_API_KEY or anthropic.api_key in the config file " +
-          "(or use --provider openai with a local OpenAI-compatible server)",
-      );
-    }
-    const budget = config.values.anthropic?.thinking_budget;
-    const limit = maxTokens ?? DEFAULT_MAX_TOKENS;
-    if (budget !== undefined && budget >= limit) {
-      throw new Error(
-        `anthropic.thinking_budget (${budget}) must be below the output-token limit (${limit}): ` +
-          "raise anthropic.max_tokens (--max-tokens) or lower the budget",
-      );
-    }
-    return createAnthropicProvider({
-      ...retry,
-      debug,
-      apiKey: settings.apiKey,
-      model: settings.model,
-      maxTokens: limit,
-      ...(budget === undefined ? {} : { thinkingBudget: budget }),
-      ...(settings.baseUrl === undefined ? {} : { baseUrl: settings.baseUrl }),
-    });
-  }
-  if (settings.apiKey === undefined && settings.baseUrl === undefined) {
-    throw new Error(
-      "openai: no API key: set OPENAI_API_KEY, or point --base-url (OPENAI_BASE_URL) at a " +
-        "local server such as Ollama (http://127.0.0.1:11434/v1)",
-    );
-  }
-  return createOpenAiProvider({
+  return wireOf(settings.name).create({
     ...retry,
     debug,
-    apiKey: settings.apiKey ?? "",
     model: settings.model,
-    ...(maxTokens === undefined ? {} : { maxTokens }),
+    ...(settings.apiKey === undefined ? {} : { apiKey: settings.apiKey }),
     ...(settings.baseUrl === undefined ? {} : { baseUrl: settings.baseUrl }),
+    ...(maxTokens === undefined ? {} : { maxTokens }),
+    section: wireSection(config, settings.name) ?? {},
   });
 }

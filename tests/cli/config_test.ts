@@ -164,3 +164,17 @@ Deno.test("run: the model comes from the flag, else the environment, else the fi
   assertEquals(out.code, 0, out.stderr);
   assertEquals(server.requests.map((r) => r.body.model), ["from-file", "from-env", "from-flag"]);
 });
+
+Deno.test("loadConfig() reads the wires' own variables when they are all the configuration set", async () => {
+  // No file and no ROUSSEAU_* variable: the wires' variables alone must still be read.
+  const config = await loadConfig(undefined, {
+    ANTHROPIC_API_KEY: "sk-ant-from-env",
+    OPENAI_BASE_URL: "http://127.0.0.1:11434/v1",
+    SOMEONE_ELSES_API_KEY: "not ours",
+  });
+  const values = config.values as Record<string, unknown>;
+  assertEquals(values.anthropic, { api_key: "sk-ant-from-env" });
+  assertEquals(values.openai, { base_url: "http://127.0.0.1:11434/v1" });
+  const none = await loadConfig(undefined, { SOMEONE_ELSES_API_KEY: "not ours" });
+  assertEquals(none.values, {});
+});
