@@ -132,9 +132,9 @@ export async function openChat(
     ...options.chatArgs ?? [],
   ];
   // Several arguments: tmux runs the command directly, no shell quoting involved.
-  await must("new-session", "-d", "-x", "120", "-y", "40", "-c", root, ...command);
   let pid: number;
   try {
+    await must("new-session", "-d", "-x", "120", "-y", "40", "-c", root, ...command);
     pid = Number((await must("display-message", "-p", "#{pane_pid}")).trim());
   } catch (error) {
     await tmux("kill-server");

@@ -17,7 +17,7 @@ import {
   type Wire,
 } from "../_helpers/context_fakes.ts";
 import { type RecordedRequest, startFakeAnthropic, type Step } from "../_helpers/fake_providers.ts";
-import { type TmpWorkspace, tmpWorkspace } from "../_helpers/tmp_workspace.ts";
+import { tmpDir, type TmpWorkspace, tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 
 const WINDOW = 30_000;
 const FILES = 12;
@@ -143,7 +143,8 @@ for (const wire of ["anthropic", "openai", "llama.cpp"] as const) {
 
 Deno.test("run --session: a resumed session that no longer fits is compacted and completes", async () => {
   await using ws = await workspace();
-  const home = await Deno.makeTempDir({ prefix: "rousseau-ctx-home-" });
+  await using tmpHome = await tmpDir("rousseau-ctx-home-");
+  const home = tmpHome.path;
   const env = { XDG_CONFIG_HOME: join(home, "config"), XDG_DATA_HOME: join(home, "data") };
   // Day one, on a model with a large window: a pasted 60 KB log, then every file read.
   const log = Array.from({ length: 1200 }, (_, i) => `2026-12-03T10:${i} worker ${i} ok`).join(
@@ -223,7 +224,6 @@ Deno.test("run --session: a resumed session that no longer fits is compacted and
   assertEquals(compactions.at(-1).summary.through, 1);
   const text = await runCli(["session", "show", session], { env });
   assertStringIncludes(text.stdout, "— context compacted (the server said the prompt is too long)");
-  await Deno.remove(home, { recursive: true });
 });
 
 for (const kind of ["anthropic", "openai"] as const) {
@@ -236,7 +236,8 @@ for (const kind of ["anthropic", "openai"] as const) {
         "pkg/other/AGENTS.md": "Below the workspace: not read up front.",
       },
     });
-    const home = await Deno.makeTempDir({ prefix: "rousseau-instr-home-" });
+    await using tmpHome = await tmpDir("rousseau-instr-home-");
+    const home = tmpHome.path;
     await Deno.mkdir(join(home, "config", "rousseau"), { recursive: true });
     await Deno.writeTextFile(join(home, "config", "rousseau", "AGENTS.md"), "Answer tersely.");
     await using server = startWindowedModel(kind, 1_000_000, () => ({ text: "ok" }));
@@ -280,7 +281,6 @@ for (const kind of ["anthropic", "openai"] as const) {
     assertEquals(JSON.parse(bare.stdout.split("\n")[0]!).instructions, []);
     const plain = systemPrompt(server.requests[1]!.body as Record<string, unknown>);
     assert(!plain.includes("Project instructions") && !plain.includes("Answer tersely"), plain);
-    await Deno.remove(home, { recursive: true });
   });
 }
 
