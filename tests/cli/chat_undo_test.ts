@@ -16,6 +16,7 @@ import { assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
 import { CLI_ARGS } from "../_helpers/cli.ts";
 import { type FakeServer, startFakeAnthropic } from "../_helpers/fake_providers.ts";
 import { type TmpWorkspace, tmpWorkspace } from "../_helpers/tmp_workspace.ts";
+import { snapshotTree } from "../_helpers/tree_snapshot.ts";
 
 const WAIT_LIMIT_MS = 60_000;
 const POLL_MS = 100;
@@ -115,22 +116,8 @@ function after(lines: string[], marker: string): string[] {
 }
 
 /** Every path under `root`: kind, mode and content. */
-async function tree(root: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  const walk = async (dir: string) => {
-    for await (const entry of Deno.readDir(dir)) {
-      const path = join(dir, entry.name);
-      const info = await Deno.lstat(path);
-      const mode = ((info.mode ?? 0) & 0o7777).toString(8);
-      const rel = path.slice(root.length + 1);
-      if (info.isDirectory) {
-        out[rel] = `dir ${mode}`;
-        await walk(path);
-      } else out[rel] = `file ${mode} ${JSON.stringify(await Deno.readTextFile(path))}`;
-    }
-  };
-  await walk(root);
-  return out;
+function tree(root: string): Promise<Record<string, string>> {
+  return snapshotTree(root, { content: "json" });
 }
 
 Deno.test("chat: /undo puts back what the last turn did through write and bash", async () => {
