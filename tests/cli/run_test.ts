@@ -7,35 +7,13 @@ import { join } from "node:path";
 import { NO_OPERATOR_REASON } from "../../approver/mod.ts";
 import { assert, assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
 import { finished, runCli, spawnCli } from "../_helpers/cli.ts";
-import {
-  type FakeServer,
-  startFakeAnthropic,
-  startFakeOpenAI,
-  type Step,
-} from "../_helpers/fake_providers.ts";
+import { startFakeAnthropic, startFakeOpenAI, type Step } from "../_helpers/fake_providers.ts";
 import { survivors, waitForProcess } from "../_helpers/processes.ts";
 import { providerEnv, runWithModel } from "../_helpers/run_json.ts";
+import { toolResults } from "../_helpers/tool_results.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 
 const run = runWithModel;
-
-/** The tool results the provider received in request `i` (both wire formats). */
-function toolResults(server: FakeServer, i: number): { text: string; isError: boolean }[] {
-  const body = server.requests[i]!.body;
-  // deno-lint-ignore no-explicit-any
-  const out: any[] = [];
-  for (const message of body.messages) {
-    if (message.role === "tool") out.push({ text: message.content, isError: false });
-    if (message.role === "user" && Array.isArray(message.content)) {
-      for (const block of message.content) {
-        if (block.type === "tool_result") {
-          out.push({ text: String(block.content), isError: block.is_error === true });
-        }
-      }
-    }
-  }
-  return out;
-}
 
 for (const kind of ["anthropic", "openai"] as const) {
   Deno.test(`run (${kind}): grep → read → edit → bash test → done changes the workspace`, async () => {
