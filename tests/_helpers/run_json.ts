@@ -49,7 +49,7 @@ export interface ModelRun extends CliRun {
 /** Runs `rousseau <wire flags> ...args` against `server`; `env` is added to the provider's. */
 export async function runWithModel(
   wire: Wire,
-  server: FakeServer,
+  server: Pick<FakeServer, "url">,
   args: string[],
   options: { stdin?: string; env?: Record<string, string> } = {},
 ): Promise<ModelRun> {

@@ -17,6 +17,7 @@ import {
   type Wire,
 } from "../_helpers/context_fakes.ts";
 import { type RecordedRequest, startFakeAnthropic, type Step } from "../_helpers/fake_providers.ts";
+import { providerArgs as wireArgs, providerEnv, runWithModel } from "../_helpers/run_json.ts";
 import { tmpDir, type TmpWorkspace, tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 
 const WINDOW = 30_000;
@@ -52,13 +53,15 @@ async function workspace(): Promise<TmpWorkspace> {
   return await tmpWorkspace({ files });
 }
 
+/** The flags and environment that point the CLI at a model at `url` speaking `wire`. */
 function providerArgs(wire: Wire, url: string): { args: string[]; env: Record<string, string> } {
-  return wire === "anthropic"
-    ? { args: [], env: { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: "test-key" } }
-    : {
-      args: ["--provider", "openai", "--model", "local-model"],
-      env: { OPENAI_BASE_URL: url, OPENAI_API_KEY: "test-key" },
-    };
+  const speaks = spoken(wire);
+  return { args: wireArgs(speaks), env: providerEnv(speaks, url) };
+}
+
+/** llama.cpp's server speaks the OpenAI wire. */
+function spoken(wire: Wire): "anthropic" | "openai" {
+  return wire === "anthropic" ? "anthropic" : "openai";
 }
 
 /** A model that reads every file, one a step, then fixes the bug, then answers. */
@@ -99,9 +102,7 @@ for (const wire of ["anthropic", "openai", "llama.cpp"] as const) {
     await using ws = await workspace();
     const task = longTask(ws);
     await using server = startWindowedModel(wire, WINDOW, task.model);
-    const provider = providerArgs(wire, server.url);
-    const out = await runCli([
-      ...provider.args,
+    const out = await runWithModel(spoken(wire), server, [
       "--workspace",
       ws.root,
       "--allow",
@@ -111,9 +112,9 @@ for (const wire of ["anthropic", "openai", "llama.cpp"] as const) {
       "json",
       "--no-instructions",
       "read every file, then fix the off-by-one",
-    ], { env: provider.env });
+    ]);
     assertEquals(out.code, 0, out.stderr);
-    const result = JSON.parse(out.stdout);
+    const result = out.json;
     assertEquals(result.subtype, "success");
     assertEquals(result.result, "Fixed the off-by-one in f07.ts.");
     assertEquals(await Deno.readTextFile(ws.path(name(BUGGY))), fileText(BUGGY).replace(BUG, FIX));
@@ -288,7 +289,7 @@ Deno.test("run: a configured window (ROUSSEAU_AGENT_CONTEXT_WINDOW) compacts bef
   await using ws = await workspace();
   const task = longTask(ws);
   await using server = startWindowedModel("anthropic", WINDOW, task.model);
-  const out = await runCli([
+  const out = await runWithModel("anthropic", server, [
     "--workspace",
     ws.root,
     "--allow",
@@ -298,13 +299,7 @@ Deno.test("run: a configured window (ROUSSEAU_AGENT_CONTEXT_WINDOW) compacts bef
     "stream-json",
     "--no-instructions",
     "read every file, then fix the off-by-one",
-  ], {
-    env: {
-      ANTHROPIC_BASE_URL: server.url,
-      ANTHROPIC_API_KEY: "test-key",
-      ROUSSEAU_AGENT_CONTEXT_WINDOW: String(WINDOW),
-    },
-  });
+  ], { env: { ROUSSEAU_AGENT_CONTEXT_WINDOW: String(WINDOW) } });
   assertEquals(out.code, 0, out.stderr);
   const lines = out.stdout.trim().split("\n").map((line) => JSON.parse(line));
   const result = lines.at(-1);
