@@ -1,3 +1,10 @@
+/**
+ * Built-in tools run in a deno process of their own: for a peak memory of its own, a real
+ * kill, or Deno permissions narrower than the tests'.
+ *
+ * @module
+ */
+
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import type { ToolResult } from "../../mod.ts";
