@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { assert, assertEquals, assertStringIncludes } from "./_helpers/assert.ts";
 import { CLI_ARGS, REPO } from "./_helpers/cli.ts";
 import { startFakeOpenAI } from "./_helpers/fake_providers.ts";
+import { tmpDir } from "./_helpers/tmp_workspace.ts";
 
 const decoder = new TextDecoder();
 const OLLAMA = "http://127.0.0.1:11434/v1";
@@ -59,7 +60,8 @@ Deno.test("docs/getting-started.md works as written in a fresh HOME after init",
   for (const line of wanted) {
     assert(lines.some((l) => l.line === line), `not on the page any more: ${line}`);
   }
-  const home = await Deno.realPath(await Deno.makeTempDir({ prefix: "rousseau-gs-home-" }));
+  await using tmpHome = await tmpDir("rousseau-gs-home-");
+  const home = tmpHome.path;
   const project = join(home, "src", "my-project");
   await Deno.mkdir(join(home, "bin"), { recursive: true });
   await Deno.mkdir(project, { recursive: true });
@@ -93,42 +95,38 @@ Deno.test("docs/getting-started.md works as written in a fresh HOME after init",
     OPENAI_API_KEY: "",
     GIT_CONFIG_GLOBAL: "/dev/null",
   };
-  try {
-    const git = await sh(
-      "git init -q && git add README.md && git -c user.name=u -c user.email=u@x commit -qm init",
-      project,
-      env,
-    );
-    assertEquals(git.code, 0, git.stderr);
-    const run = (line: string) => sh(line.replaceAll(OLLAMA, server.url), project, env);
+  const git = await sh(
+    "git init -q && git add README.md && git -c user.name=u -c user.email=u@x commit -qm init",
+    project,
+    env,
+  );
+  assertEquals(git.code, 0, git.stderr);
+  const run = (line: string) => sh(line.replaceAll(OLLAMA, server.url), project, env);
 
-    const doctor = await run(wanted[0]!);
-    assertEquals(doctor.code, 0, doctor.stdout + doctor.stderr);
-    assertStringIncludes(doctor.stdout, "ok    online");
+  const doctor = await run(wanted[0]!);
+  assertEquals(doctor.code, 0, doctor.stdout + doctor.stderr);
+  assertStringIncludes(doctor.stdout, "ok    online");
 
-    const init = await run(wanted[1]!);
-    assertEquals(init.code, 0, init.stderr);
-    assertStringIncludes(init.stderr, join(home, ".config", "rousseau", "config.yaml"));
+  const init = await run(wanted[1]!);
+  assertEquals(init.code, 0, init.stderr);
+  assertStringIncludes(init.stderr, join(home, ".config", "rousseau", "config.yaml"));
 
-    const fix = await run(wanted[2]!);
-    assertEquals(fix.code, 0, fix.stderr);
-    assertEquals(fix.stdout, "Fixed the typo.\n");
-    assertEquals(await Deno.readTextFile(readme), "# My project\n\nThis is the readme.\n");
+  const fix = await run(wanted[2]!);
+  assertEquals(fix.code, 0, fix.stderr);
+  assertEquals(fix.stdout, "Fixed the typo.\n");
+  assertEquals(await Deno.readTextFile(readme), "# My project\n\nThis is the readme.\n");
 
-    const piped = await run(wanted[3]!);
-    assertEquals(piped.code, 0, piped.stderr);
-    const result = JSON.parse(await Deno.readTextFile(join(project, "result.json")));
-    assertEquals([result.subtype, result.result], [
-      "success",
-      "The diff fixes a typo in README.md.",
-    ]);
+  const piped = await run(wanted[3]!);
+  assertEquals(piped.code, 0, piped.stderr);
+  const result = JSON.parse(await Deno.readTextFile(join(project, "result.json")));
+  assertEquals([result.subtype, result.result], [
+    "success",
+    "The diff fixes a typo in README.md.",
+  ]);
 
-    const check = await run(wanted[4]!);
-    const said = lines.find((l) => l.line === wanted[4])!.comment;
-    const [first, exit] = said.split(/\s{2,}exit /);
-    assertEquals(check.stdout.split("\n")[0], first);
-    assertEquals(String(check.code), exit);
-  } finally {
-    await Deno.remove(home, { recursive: true });
-  }
+  const check = await run(wanted[4]!);
+  const said = lines.find((l) => l.line === wanted[4])!.comment;
+  const [first, exit] = said.split(/\s{2,}exit /);
+  assertEquals(check.stdout.split("\n")[0], first);
+  assertEquals(String(check.code), exit);
 });

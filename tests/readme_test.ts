@@ -10,6 +10,7 @@ import { dirname, join } from "node:path";
 import { assert, assertEquals, assertStringIncludes } from "./_helpers/assert.ts";
 import { REPO } from "./_helpers/cli.ts";
 import { startFakeOpenAI } from "./_helpers/fake_providers.ts";
+import { type TmpDir, tmpDir } from "./_helpers/tmp_workspace.ts";
 
 const decoder = new TextDecoder();
 const WAIT_LIMIT_MS = 90_000;
@@ -24,21 +25,27 @@ async function quickStart(): Promise<string[]> {
 }
 
 /** The repository's files as a user's clone has them (tracked and new, not ignored). */
-async function freshCopy(): Promise<string> {
+async function freshCopy(): Promise<TmpDir> {
   const listed = await new Deno.Command("git", {
     args: ["ls-files", "-z", "--cached", "--others", "--exclude-standard"],
     cwd: REPO,
     stdout: "piped",
   }).output();
   assert(listed.success, "git ls-files failed");
-  const target = await Deno.realPath(await Deno.makeTempDir({ prefix: "rousseau-clone-" }));
-  for (const file of decoder.decode(listed.stdout).split("\0").filter(Boolean)) {
-    const from = join(REPO, file);
-    if (!await Deno.stat(from).then((s) => s.isFile, () => false)) continue; // deleted, unstaged
-    await Deno.mkdir(dirname(join(target, file)), { recursive: true });
-    await Deno.copyFile(from, join(target, file));
+  const copy = await tmpDir("rousseau-clone-");
+  const target = copy.path;
+  try {
+    for (const file of decoder.decode(listed.stdout).split("\0").filter(Boolean)) {
+      const from = join(REPO, file);
+      if (!await Deno.stat(from).then((s) => s.isFile, () => false)) continue; // deleted, unstaged
+      await Deno.mkdir(dirname(join(target, file)), { recursive: true });
+      await Deno.copyFile(from, join(target, file));
+    }
+  } catch (error) {
+    await copy[Symbol.asyncDispose]();
+    throw error;
   }
-  return target;
+  return copy;
 }
 
 /** Deno's cache as this process uses it, so the new home does not download every package. */
@@ -81,8 +88,10 @@ Deno.test("README quick start: install, doctor passes and chat edits a file, in 
   // The PATH line runs as written; the base URL is the fake's (the environment has it).
   const prelude = exports.filter((line) => line.startsWith("export PATH=")).join("\n");
 
-  const clone = await freshCopy();
-  const home = await Deno.makeTempDir({ prefix: "rousseau-home-" });
+  await using copy = await freshCopy();
+  const clone = copy.path;
+  await using tmpHome = await tmpDir("rousseau-home-");
+  const home = tmpHome.path;
   const target = join(clone, "hello.txt");
   await using server = startFakeOpenAI([
     {
@@ -175,7 +184,5 @@ Deno.test("README quick start: install, doctor passes and chat edits a file, in 
     assertEquals(server.requests[0]!.body.model, "qwen3");
   } finally {
     await tmux("kill-server");
-    await Deno.remove(clone, { recursive: true });
-    await Deno.remove(home, { recursive: true });
   }
 });

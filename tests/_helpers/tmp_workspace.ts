@@ -77,3 +77,28 @@ export async function tmpWorkspace(
     },
   };
 }
+
+/** A bare temporary directory, removed (with all it holds) on dispose. */
+export interface TmpDir extends AsyncDisposable {
+  /** Real path of the directory. */
+  readonly path: string;
+}
+
+/**
+ * Makes an empty temporary directory named `<prefix>...` (under `dir`, default the system's);
+ * `await using` removes it when the test ends, passed or failed.
+ */
+export async function tmpDir(prefix: string, options: { dir?: string } = {}): Promise<TmpDir> {
+  const path = await Deno.realPath(
+    await Deno.makeTempDir({ prefix, ...(options.dir === undefined ? {} : { dir: options.dir }) }),
+  );
+  return {
+    path,
+    async [Symbol.asyncDispose]() {
+      await Deno.chmod(path, 0o755).catch(() => {});
+      await Deno.remove(path, { recursive: true }).catch((error) => {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      });
+    },
+  };
+}

@@ -132,9 +132,9 @@ export async function openChat(
     ...options.chatArgs ?? [],
   ];
   // Several arguments: tmux runs the command directly, no shell quoting involved.
-  await must("new-session", "-d", "-x", "120", "-y", "40", "-c", root, ...command);
   let pid: number;
   try {
+    await must("new-session", "-d", "-x", "120", "-y", "40", "-c", root, ...command);
     pid = Number((await must("display-message", "-p", "#{pane_pid}")).trim());
   } catch (error) {
     await tmux("kill-server");
@@ -242,18 +242,7 @@ export function after(lines: string[], marker: string): string[] {
 }
 
 /** The tool results the fake received in request `i`. */
-export function toolResults(server: FakeServer, i: number): { text: string; isError: boolean }[] {
-  const out: { text: string; isError: boolean }[] = [];
-  for (const message of server.requests[i]!.body.messages) {
-    if (message.role !== "user" || !Array.isArray(message.content)) continue;
-    for (const block of message.content) {
-      if (block.type === "tool_result") {
-        out.push({ text: String(block.content), isError: block.is_error === true });
-      }
-    }
-  }
-  return out;
-}
+export { toolResults } from "./tool_results.ts";
 
 /** The text of the user messages in request `i`. */
 export function userTexts(server: FakeServer, i: number): string[] {

@@ -13,10 +13,8 @@ import {
 } from "../../agent/context.ts";
 import { parseOverflow } from "../../agent/context_errors.ts";
 import { knownContextWindow } from "../../agent/context_windows.ts";
-import { runTurn } from "../../agent/loop.ts";
+import { runTurn, type TurnOptions } from "../../agent/loop.ts";
 import type { AgentEvent } from "../../agent/types.ts";
-import { createApprover } from "../../approver/mod.ts";
-import { createBuiltinTools, createInProcessHost, DEFAULT_LIMITS, Registry } from "../../mod.ts";
 import {
   type CompletionRequest,
   type Message,
@@ -25,6 +23,7 @@ import {
   type StreamEvent,
 } from "../../providers/types.ts";
 import { assert, assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
+import { gateFor } from "../_helpers/gate.ts";
 import { type TmpWorkspace, tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 
 Deno.test("parseOverflow() reads the window from each server's real too-long error", async (t) => {
@@ -178,18 +177,23 @@ function windowedProvider(
   return provider;
 }
 
+/** `runTurn` through `gate(ws)`, with the system prompt "test" and a signal never aborted. */
+function turn(
+  ws: TmpWorkspace,
+  messages: Message[],
+  options: Pick<TurnOptions, "provider" | "maxIterations" | "context" | "onEvent">,
+) {
+  return runTurn(messages, {
+    ...options,
+    gate: gate(ws),
+    system: "test",
+    signal: new AbortController().signal,
+  });
+}
+
+/** The gate the turns here call tools through: allow all, PATH `/usr/bin:/bin` only. */
 function gate(ws: TmpWorkspace) {
-  const registry = new Registry(createBuiltinTools());
-  return {
-    registry,
-    host: createInProcessHost(registry, {
-      workspace: ws.workspace,
-      limits: DEFAULT_LIMITS,
-      env: { PATH: "/usr/bin:/bin" },
-    }),
-    approver: createApprover({ mode: "allow_all" }),
-    source: "model" as const,
-  };
+  return gateFor(ws, { mode: "allow_all" }, [], { PATH: "/usr/bin:/bin" });
 }
 
 function lastResult(request: CompletionRequest): string | undefined {
@@ -217,14 +221,11 @@ Deno.test("runTurn() with a context: reads past the window, stubs old results, k
   });
   const events: AgentEvent[] = [];
   const messages: Message[] = [{ role: "user", content: [{ type: "text", text: "read all" }] }];
-  const result = await runTurn(messages, {
+  const result = await turn(ws, messages, {
     provider,
-    gate: gate(ws),
-    system: "test",
     maxIterations: 30,
-    signal: new AbortController().signal,
-    onEvent: (e) => events.push(e),
     context,
+    onEvent: (e) => events.push(e),
   });
   assertEquals(result.subtype, "success", result.result);
   assertEquals(context.window, 8_000, "learned from the error");
@@ -258,14 +259,7 @@ Deno.test("runTurn() with a context: old text that cannot be stubbed is summaris
     { role: "assistant", content: [{ type: "text", text: "noted" }] },
     { role: "user", content: [{ type: "text", text: "what next?" }] },
   ];
-  const result = await runTurn(messages, {
-    provider,
-    gate: gate(ws),
-    system: "test",
-    maxIterations: 3,
-    signal: new AbortController().signal,
-    context,
-  });
+  const result = await turn(ws, messages, { provider, maxIterations: 3, context });
   assertEquals(result.subtype, "success", result.result);
   assertEquals(provider.requests.length, 2, "one summary request, then the turn's request");
   assertEquals(provider.requests[0]!.tools, []);
@@ -287,14 +281,7 @@ Deno.test("runTurn() with a context: a second too-long error ends the turn with 
     role: "user",
     content: [{ type: "text", text: "x".repeat(800) }],
   }];
-  const result = await runTurn(messages, {
-    provider,
-    gate: gate(ws),
-    system: "test",
-    maxIterations: 3,
-    signal: new AbortController().signal,
-    context,
-  });
+  const result = await turn(ws, messages, { provider, maxIterations: 3, context });
   assertEquals(result.subtype, "error");
   assertStringIncludes(result.result, "prompt is too long");
   assertStringIncludes(result.result, "start a new session or set a model with a larger window");
@@ -316,12 +303,9 @@ Deno.test("runTurn() with a context: other provider errors are not retried", asy
       });
     },
   };
-  const result = await runTurn([{ role: "user", content: [{ type: "text", text: "hi" }] }], {
+  const result = await turn(ws, [{ role: "user", content: [{ type: "text", text: "hi" }] }], {
     provider,
-    gate: gate(ws),
-    system: "test",
     maxIterations: 3,
-    signal: new AbortController().signal,
     context: createContextManager({ model: "m" }),
   });
   assertEquals(result.subtype, "error");
@@ -410,14 +394,7 @@ Deno.test("runTurn() with a context: parallel reads too big side by side are cut
       : [{ type: "text", text: "read them" }]);
   const context = createContextManager({ model: "unknown-model" });
   const messages: Message[] = [{ role: "user", content: [{ type: "text", text: "read 4" }] }];
-  const result = await runTurn(messages, {
-    provider,
-    gate: gate(ws),
-    system: "test",
-    maxIterations: 5,
-    signal: new AbortController().signal,
-    context,
-  });
+  const result = await turn(ws, messages, { provider, maxIterations: 5, context });
   assertEquals(result.subtype, "success", result.result);
   assertEquals(context.window, 12_000);
   const sent = provider.requests.at(-1)!;

@@ -5,39 +5,15 @@
  */
 
 import { budgetExhausted, runTurn, type TurnOptions } from "../../agent/loop.ts";
-import type { GateOptions } from "../../agent/tool_host.ts";
 import type { AgentEvent } from "../../agent/types.ts";
-import { createApprover, type PolicyConfig } from "../../approver/mod.ts";
-import {
-  createBuiltinTools,
-  createInProcessHost,
-  DEFAULT_LIMITS,
-  defineTool,
-  Registry,
-} from "../../mod.ts";
+import type { PolicyConfig } from "../../approver/mod.ts";
+import { defineTool } from "../../mod.ts";
 import type { Message, ToolResultBlock } from "../../providers/types.ts";
 import { assert, assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
 import { type Reply, scriptedProvider } from "../_helpers/scripted_provider.ts";
 import { type TmpWorkspace, tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 import { survivors } from "../_helpers/processes.ts";
-
-function gateFor(
-  ws: TmpWorkspace,
-  policy: PolicyConfig = { mode: "allow_all" },
-  extra: readonly ReturnType<typeof defineTool>[] = [],
-): GateOptions {
-  const registry = new Registry([...createBuiltinTools(), ...extra]);
-  return {
-    registry,
-    host: createInProcessHost(registry, {
-      workspace: ws.workspace,
-      limits: DEFAULT_LIMITS,
-      env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
-    }),
-    approver: createApprover(policy),
-    source: "model",
-  };
-}
+import { gateFor } from "../_helpers/gate.ts";
 
 function user(text: string): Message {
   return { role: "user", content: [{ type: "text", text }] };

@@ -22,8 +22,10 @@ import { join } from "node:path";
 import { REPO, runCli } from "../_helpers/cli.ts";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
-import { type FakeServer, startFakeAnthropic } from "../_helpers/fake_providers.ts";
+import { startFakeAnthropic } from "../_helpers/fake_providers.ts";
 import { survivors } from "../_helpers/processes.ts";
+import { runOneCall } from "../_helpers/one_call.ts";
+import { toolResults } from "../_helpers/tool_results.ts";
 import { connectMcpServers } from "../../agent/mcp_sources.ts";
 
 const SERVER = `${REPO}tests/testdata/mcp_hostile_server.ts`;
@@ -60,21 +62,6 @@ async function lines(path: string): Promise<string[]> {
   }
 }
 
-/** The tool results the fake model received in request `i`. */
-function toolResults(server: FakeServer, i: number): { text: string; isError: boolean }[] {
-  // deno-lint-ignore no-explicit-any
-  const messages: any[] = server.requests[i]?.body.messages ?? [];
-  return messages.flatMap((message) =>
-    message.role === "user" && Array.isArray(message.content)
-      ? message.content.filter((block: { type: string }) => block.type === "tool_result")
-        .map((block: { content: unknown; is_error?: boolean }) => ({
-          text: String(block.content),
-          isError: block.is_error === true,
-        }))
-      : []
-  );
-}
-
 /** Runs `run` where the model calls `tool` with `input` once; the result it got back. */
 async function callOnce(
   config: string,
@@ -82,16 +69,9 @@ async function callOnce(
   tool: string,
   input: unknown,
 ): Promise<{ text: string; isError: boolean }> {
-  await using server = startFakeAnthropic([
-    { tools: [{ name: tool, input }], stop: "tool_use" },
-    { text: "done" },
-  ]);
-  const run = await runCli(
-    ["--config", config, "--workspace", root, "--allow", tool, "run", "go"],
-    { env: { ...SECRETS, ANTHROPIC_BASE_URL: server.url } },
-  );
+  const run = await runOneCall({ config, root, tool, input, prompt: "go", env: SECRETS });
   assertEquals(run.code, 0, run.stderr.slice(0, 1000));
-  const results = toolResults(server, 1);
+  const results = toolResults(run, 1);
   assertEquals(results.length, 1);
   return results[0]!;
 }
@@ -174,25 +154,14 @@ Deno.test("an MCP call that never answers ends with the run's deadline and no se
   await using ws = await tmpWorkspace();
   const calls = join(ws.outside, "calls.txt");
   const config = await hostileConfig(ws.outside, calls);
-  await using server = startFakeAnthropic([
-    { tools: [{ name: "mcp__hostile__silent", input: {} }], stop: "tool_use" },
-    { text: "done" },
-  ]);
-  const run = await runCli(
-    [
-      "--config",
-      config,
-      "--workspace",
-      ws.root,
-      "--allow",
-      "mcp__hostile__silent",
-      "run",
-      "--deadline",
-      "4s",
-      "go",
-    ],
-    { env: { ...SECRETS, ANTHROPIC_BASE_URL: server.url } },
-  );
+  const run = await runOneCall({
+    config,
+    root: ws.root,
+    tool: "mcp__hostile__silent",
+    runArgs: ["--deadline", "4s"],
+    prompt: "go",
+    env: SECRETS,
+  });
   assertEquals(run.code, 5, run.stderr);
   assertEquals(await lines(calls), ["silent"]);
   assertEquals(await survivors(ws.outside), 0);

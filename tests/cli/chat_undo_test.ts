@@ -11,102 +11,11 @@
  * tracked"), what bash did comes back too.
  */
 
-import { join } from "node:path";
 import { assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
-import { CLI_ARGS } from "../_helpers/cli.ts";
-import { type FakeServer, startFakeAnthropic } from "../_helpers/fake_providers.ts";
-import { type TmpWorkspace, tmpWorkspace } from "../_helpers/tmp_workspace.ts";
-
-const WAIT_LIMIT_MS = 60_000;
-const POLL_MS = 100;
-const decoder = new TextDecoder();
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-interface Chat extends AsyncDisposable {
-  line(text: string): Promise<void>;
-  screen(): Promise<string[]>;
-  /** Waits until the REPL is idle at its `›` prompt for the `count`-th time. */
-  waitForPrompt(count: number): Promise<string[]>;
-}
-
-/** `rousseau --workspace ROOT ...args chat` in its own tmux server and state directory. */
-async function openChat(server: FakeServer, ws: TmpWorkspace, args: string[]): Promise<Chat> {
-  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "rousseau-chat-undo-" }));
-  const socket = join(base, "tmux.sock");
-  const conf = join(base, "tmux.conf");
-  await Deno.writeTextFile(
-    conf,
-    "set -g remain-on-exit on\nset -g status off\nset -g history-limit 10000\n",
-  );
-  const {
-    INIT_CWD: _cwd,
-    TMUX: _tmux,
-    TMUX_PANE: _pane,
-    ...rest
-  } = Deno.env.toObject();
-  const env: Record<string, string> = {
-    ...rest,
-    ANTHROPIC_BASE_URL: server.url,
-    ANTHROPIC_API_KEY: "test-key",
-    XDG_DATA_HOME: join(base, "home", "data"),
-    XDG_CONFIG_HOME: join(base, "home", "config"),
-    TERM: "xterm-256color",
-    NO_COLOR: "1",
-  };
-  const tmux = async (...tmuxArgs: string[]) => {
-    const out = await new Deno.Command("tmux", {
-      args: ["-S", socket, "-f", conf, ...tmuxArgs],
-      clearEnv: true,
-      env,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    if (!out.success) {
-      throw new Error(`tmux ${tmuxArgs.join(" ")}: ${decoder.decode(out.stderr)}`);
-    }
-    return decoder.decode(out.stdout);
-  };
-  const command = [Deno.execPath(), ...CLI_ARGS, "--workspace", ws.root, ...args, "chat"];
-  await tmux("new-session", "-d", "-x", "160", "-y", "50", "-c", ws.root, ...command);
-  const pid = Number((await tmux("display-message", "-p", "#{pane_pid}")).trim());
-  const screen = async () => {
-    const lines = (await tmux("capture-pane", "-p", "-J", "-S", "-")).split("\n")
-      .map((l) => l.trimEnd());
-    while (lines.length > 0 && lines.at(-1) === "") lines.pop();
-    return lines;
-  };
-  return {
-    async line(text) {
-      await tmux("send-keys", "-l", `${text}\r`);
-    },
-    screen,
-    async waitForPrompt(count) {
-      const deadline = performance.now() + WAIT_LIMIT_MS;
-      for (;;) {
-        const lines = await screen();
-        if (lines.filter((l) => l.startsWith("›")).length >= count && lines.at(-1) === "›") {
-          return lines;
-        }
-        if (performance.now() > deadline) {
-          throw new Error(`gave up waiting for prompt #${count}; the screen:\n${lines.join("\n")}`);
-        }
-        await sleep(POLL_MS);
-      }
-    },
-    async [Symbol.asyncDispose]() {
-      await tmux("kill-server").catch(() => {});
-      for (let i = 0; i < 100; i++) {
-        if (!await Deno.stat(`/proc/${pid}`).then(() => true, () => false)) break;
-        await sleep(POLL_MS);
-      }
-      await Deno.remove(base, { recursive: true });
-    },
-  };
-}
+import { startFakeAnthropic } from "../_helpers/fake_providers.ts";
+import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
+import { openChat } from "../_helpers/tmux_chat.ts";
+import { snapshotTree } from "../_helpers/tree_snapshot.ts";
 
 /** The lines after the last one that includes `marker`. */
 function after(lines: string[], marker: string): string[] {
@@ -115,22 +24,8 @@ function after(lines: string[], marker: string): string[] {
 }
 
 /** Every path under `root`: kind, mode and content. */
-async function tree(root: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  const walk = async (dir: string) => {
-    for await (const entry of Deno.readDir(dir)) {
-      const path = join(dir, entry.name);
-      const info = await Deno.lstat(path);
-      const mode = ((info.mode ?? 0) & 0o7777).toString(8);
-      const rel = path.slice(root.length + 1);
-      if (info.isDirectory) {
-        out[rel] = `dir ${mode}`;
-        await walk(path);
-      } else out[rel] = `file ${mode} ${JSON.stringify(await Deno.readTextFile(path))}`;
-    }
-  };
-  await walk(root);
-  return out;
+function tree(root: string): Promise<Record<string, string>> {
+  return snapshotTree(root, { content: "json" });
 }
 
 Deno.test("chat: /undo puts back what the last turn did through write and bash", async () => {

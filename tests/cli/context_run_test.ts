@@ -17,7 +17,8 @@ import {
   type Wire,
 } from "../_helpers/context_fakes.ts";
 import { type RecordedRequest, startFakeAnthropic, type Step } from "../_helpers/fake_providers.ts";
-import { type TmpWorkspace, tmpWorkspace } from "../_helpers/tmp_workspace.ts";
+import { providerArgs as wireArgs, providerEnv, runWithModel } from "../_helpers/run_json.ts";
+import { tmpDir, type TmpWorkspace, tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 
 const WINDOW = 30_000;
 const FILES = 12;
@@ -52,13 +53,15 @@ async function workspace(): Promise<TmpWorkspace> {
   return await tmpWorkspace({ files });
 }
 
+/** The flags and environment that point the CLI at a model at `url` speaking `wire`. */
 function providerArgs(wire: Wire, url: string): { args: string[]; env: Record<string, string> } {
-  return wire === "anthropic"
-    ? { args: [], env: { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: "test-key" } }
-    : {
-      args: ["--provider", "openai", "--model", "local-model"],
-      env: { OPENAI_BASE_URL: url, OPENAI_API_KEY: "test-key" },
-    };
+  const speaks = spoken(wire);
+  return { args: wireArgs(speaks), env: providerEnv(speaks, url) };
+}
+
+/** llama.cpp's server speaks the OpenAI wire. */
+function spoken(wire: Wire): "anthropic" | "openai" {
+  return wire === "anthropic" ? "anthropic" : "openai";
 }
 
 /** A model that reads every file, one a step, then fixes the bug, then answers. */
@@ -99,9 +102,7 @@ for (const wire of ["anthropic", "openai", "llama.cpp"] as const) {
     await using ws = await workspace();
     const task = longTask(ws);
     await using server = startWindowedModel(wire, WINDOW, task.model);
-    const provider = providerArgs(wire, server.url);
-    const out = await runCli([
-      ...provider.args,
+    const out = await runWithModel(spoken(wire), server, [
       "--workspace",
       ws.root,
       "--allow",
@@ -111,9 +112,9 @@ for (const wire of ["anthropic", "openai", "llama.cpp"] as const) {
       "json",
       "--no-instructions",
       "read every file, then fix the off-by-one",
-    ], { env: provider.env });
+    ]);
     assertEquals(out.code, 0, out.stderr);
-    const result = JSON.parse(out.stdout);
+    const result = out.json;
     assertEquals(result.subtype, "success");
     assertEquals(result.result, "Fixed the off-by-one in f07.ts.");
     assertEquals(await Deno.readTextFile(ws.path(name(BUGGY))), fileText(BUGGY).replace(BUG, FIX));
@@ -143,7 +144,8 @@ for (const wire of ["anthropic", "openai", "llama.cpp"] as const) {
 
 Deno.test("run --session: a resumed session that no longer fits is compacted and completes", async () => {
   await using ws = await workspace();
-  const home = await Deno.makeTempDir({ prefix: "rousseau-ctx-home-" });
+  await using tmpHome = await tmpDir("rousseau-ctx-home-");
+  const home = tmpHome.path;
   const env = { XDG_CONFIG_HOME: join(home, "config"), XDG_DATA_HOME: join(home, "data") };
   // Day one, on a model with a large window: a pasted 60 KB log, then every file read.
   const log = Array.from({ length: 1200 }, (_, i) => `2026-12-03T10:${i} worker ${i} ok`).join(
@@ -223,7 +225,6 @@ Deno.test("run --session: a resumed session that no longer fits is compacted and
   assertEquals(compactions.at(-1).summary.through, 1);
   const text = await runCli(["session", "show", session], { env });
   assertStringIncludes(text.stdout, "— context compacted (the server said the prompt is too long)");
-  await Deno.remove(home, { recursive: true });
 });
 
 for (const kind of ["anthropic", "openai"] as const) {
@@ -236,7 +237,8 @@ for (const kind of ["anthropic", "openai"] as const) {
         "pkg/other/AGENTS.md": "Below the workspace: not read up front.",
       },
     });
-    const home = await Deno.makeTempDir({ prefix: "rousseau-instr-home-" });
+    await using tmpHome = await tmpDir("rousseau-instr-home-");
+    const home = tmpHome.path;
     await Deno.mkdir(join(home, "config", "rousseau"), { recursive: true });
     await Deno.writeTextFile(join(home, "config", "rousseau", "AGENTS.md"), "Answer tersely.");
     await using server = startWindowedModel(kind, 1_000_000, () => ({ text: "ok" }));
@@ -280,7 +282,6 @@ for (const kind of ["anthropic", "openai"] as const) {
     assertEquals(JSON.parse(bare.stdout.split("\n")[0]!).instructions, []);
     const plain = systemPrompt(server.requests[1]!.body as Record<string, unknown>);
     assert(!plain.includes("Project instructions") && !plain.includes("Answer tersely"), plain);
-    await Deno.remove(home, { recursive: true });
   });
 }
 
@@ -288,7 +289,7 @@ Deno.test("run: a configured window (ROUSSEAU_AGENT_CONTEXT_WINDOW) compacts bef
   await using ws = await workspace();
   const task = longTask(ws);
   await using server = startWindowedModel("anthropic", WINDOW, task.model);
-  const out = await runCli([
+  const out = await runWithModel("anthropic", server, [
     "--workspace",
     ws.root,
     "--allow",
@@ -298,13 +299,7 @@ Deno.test("run: a configured window (ROUSSEAU_AGENT_CONTEXT_WINDOW) compacts bef
     "stream-json",
     "--no-instructions",
     "read every file, then fix the off-by-one",
-  ], {
-    env: {
-      ANTHROPIC_BASE_URL: server.url,
-      ANTHROPIC_API_KEY: "test-key",
-      ROUSSEAU_AGENT_CONTEXT_WINDOW: String(WINDOW),
-    },
-  });
+  ], { env: { ROUSSEAU_AGENT_CONTEXT_WINDOW: String(WINDOW) } });
   assertEquals(out.code, 0, out.stderr);
   const lines = out.stdout.trim().split("\n").map((line) => JSON.parse(line));
   const result = lines.at(-1);

@@ -4,7 +4,7 @@
  * says how to start the server that usually sits there.
  */
 
-import { runCli } from "../_helpers/cli.ts";
+import { doctorOpenAI } from "../_helpers/doctor.ts";
 import { assertEquals, assertMatch } from "../_helpers/assert.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 import { reach } from "../../cli/commands/doctor_reach.ts";
@@ -20,15 +20,7 @@ function closedPort(): number {
 Deno.test("doctor: nothing listening on the base URL fails the server line with the fix", async () => {
   await using ws = await tmpWorkspace();
   const port = closedPort();
-  const out = await runCli([
-    "--workspace",
-    ws.root,
-    "--provider",
-    "openai",
-    "--base-url",
-    `http://127.0.0.1:${port}/v1`,
-    "doctor",
-  ]);
+  const out = await doctorOpenAI(ws.root, `http://127.0.0.1:${port}/v1`);
   assertEquals(out.code, 1, out.stdout);
   assertMatch(
     out.stdout,
@@ -54,15 +46,7 @@ Deno.test("doctor: an open loopback listener passes, and is sent nothing", async
     }
   })();
   try {
-    const out = await runCli([
-      "--workspace",
-      ws.root,
-      "--provider",
-      "openai",
-      "--base-url",
-      `http://127.0.0.1:${port}/v1`,
-      "doctor",
-    ]);
+    const out = await doctorOpenAI(ws.root, `http://127.0.0.1:${port}/v1`);
     assertEquals(out.code, 0, out.stdout);
     assertMatch(
       out.stdout,

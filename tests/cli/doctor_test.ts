@@ -1,18 +1,15 @@
 import { join } from "node:path";
 import { REPO, runCli } from "../_helpers/cli.ts";
 import { assert, assertEquals, assertMatch } from "../_helpers/assert.ts";
+import { DOCTOR_KEY, doctorWithServer } from "../_helpers/doctor.ts";
 import { startFakeAnthropic } from "../_helpers/fake_providers.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 
-const KEY = { ANTHROPIC_API_KEY: "sk-ant-doctor-test-secret-value" };
+const KEY = DOCTOR_KEY;
 
 Deno.test("doctor lists every layer and exits 0 when all checks pass", async () => {
   await using ws = await tmpWorkspace();
-  // The server line connects to the base URL: something must listen there.
-  await using server = startFakeAnthropic([]);
-  const run = await runCli(["--workspace", ws.root, "doctor"], {
-    env: { ...KEY, ANTHROPIC_BASE_URL: server.url },
-  });
+  const run = await doctorWithServer(ws.root);
   assertEquals(run.code, 0, run.stdout);
   const names = run.stdout.trimEnd().split("\n").map((line) => line.split(/\s{2,}/)[1]);
   assertEquals(names, [
@@ -127,12 +124,10 @@ Deno.test("doctor: configured MCP servers are started and counted; one that cann
 
 Deno.test("doctor probes the sandbox from inside: no capabilities, the process limit, hidden paths", async () => {
   await using ws = await tmpWorkspace();
-  const config = join(ws.outside, "walls.yaml");
-  await Deno.writeTextFile(config, "tools:\n  bash:\n    sandbox: bwrap\n    max_processes: 77\n");
-  // The server line connects to the base URL: something must listen there.
-  await using server = startFakeAnthropic([]);
-  const run = await runCli(["--config", config, "--workspace", ws.root, "doctor"], {
-    env: { ...KEY, ANTHROPIC_BASE_URL: server.url },
+  const run = await doctorWithServer(ws.root, {
+    dir: ws.outside,
+    name: "walls.yaml",
+    text: "tools:\n  bash:\n    sandbox: bwrap\n    max_processes: 77\n",
   });
   assertEquals(run.code, 0, run.stdout);
   assertMatch(
@@ -149,12 +144,10 @@ Deno.test("doctor probes the sandbox from inside: no capabilities, the process l
 
 Deno.test("doctor: without the sandbox it says what an unconfined bash can still do", async () => {
   await using ws = await tmpWorkspace();
-  const config = join(ws.outside, "none.yaml");
-  await Deno.writeTextFile(config, "tools:\n  bash:\n    sandbox: none\n");
-  // The server line connects to the base URL: something must listen there.
-  await using server = startFakeAnthropic([]);
-  const run = await runCli(["--config", config, "--workspace", ws.root, "doctor"], {
-    env: { ...KEY, ANTHROPIC_BASE_URL: server.url },
+  const run = await doctorWithServer(ws.root, {
+    dir: ws.outside,
+    name: "none.yaml",
+    text: "tools:\n  bash:\n    sandbox: none\n",
   });
   assertEquals(run.code, 0, run.stdout);
   assertMatch(

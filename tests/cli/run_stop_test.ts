@@ -8,43 +8,15 @@ import { cutCallMessage } from "../../agent/loop.ts";
 import type { Provider } from "../../providers/types.ts";
 import { assert, assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
 import { runCli } from "../_helpers/cli.ts";
-import {
-  type FakeServer,
-  llamaCppNoJinja,
-  startFakeAnthropic,
-  startFakeOpenAI,
-} from "../_helpers/fake_providers.ts";
+import { type FakeServer, llamaCppNoJinja, startFakeOpenAI } from "../_helpers/fake_providers.ts";
+import { runWithModel, startFake, type Wire } from "../_helpers/run_json.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 
-type Kind = "anthropic" | "openai";
+const start = startFake;
 
-function start(kind: Kind, steps: Parameters<typeof startFakeOpenAI>[0]): FakeServer {
-  return (kind === "anthropic" ? startFakeAnthropic : startFakeOpenAI)(steps);
-}
-
-async function run(
-  kind: Kind,
-  server: FakeServer,
-  args: string[],
-  env: Record<string, string> = {},
-) {
-  const out = await runCli(
-    [...(kind === "openai" ? ["--provider", "openai", "--model", "local-model"] : []), ...args],
-    {
-      env: {
-        ...(kind === "anthropic"
-          ? { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test-key" }
-          : { OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "test-key" }),
-        ...env,
-      },
-    },
-  );
-  const lines = out.stdout.trim().split("\n").filter((l) => l.startsWith("{"));
-  return {
-    ...out,
-    objects: lines.map((l) => JSON.parse(l)),
-    json: JSON.parse(lines.at(-1) ?? "null"),
-  };
+/** `runWithModel`, with extra environment as the last argument. */
+function run(wire: Wire, server: FakeServer, args: string[], env: Record<string, string> = {}) {
+  return runWithModel(wire, server, args, { env });
 }
 
 /** A provider as the loop sees it, for the exact texts the model is told. */
@@ -168,9 +140,9 @@ Deno.test("run: reasoning is streamed as thinking events, kept apart from the an
   assertEquals(thinking, "The user wants a greeting.");
   const text = out.objects.filter((o) => o.type === "text").map((o) => o.text).join("");
   assertEquals(text, "Hello.");
-  assertEquals(out.json.result, "Hello.");
+  assertEquals(out.last.result, "Hello.");
   // Stored in the session, and shown by `session show`.
-  const shown = await runCli(["session", "show", out.json.session_id]);
+  const shown = await runCli(["session", "show", out.last.session_id]);
   assertStringIncludes(shown.stdout, "(thinking: The user wants a greeting.)");
 });
 

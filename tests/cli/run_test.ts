@@ -7,58 +7,13 @@ import { join } from "node:path";
 import { NO_OPERATOR_REASON } from "../../approver/mod.ts";
 import { assert, assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
 import { finished, runCli, spawnCli } from "../_helpers/cli.ts";
-import {
-  type FakeServer,
-  startFakeAnthropic,
-  startFakeOpenAI,
-  type Step,
-} from "../_helpers/fake_providers.ts";
+import { startFakeAnthropic, startFakeOpenAI, type Step } from "../_helpers/fake_providers.ts";
 import { survivors, waitForProcess } from "../_helpers/processes.ts";
+import { providerEnv, runWithModel } from "../_helpers/run_json.ts";
+import { toolResults } from "../_helpers/tool_results.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 
-type Kind = "anthropic" | "openai";
-
-function providerEnv(kind: Kind, server: FakeServer): Record<string, string> {
-  return kind === "anthropic"
-    ? { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test-key" }
-    : { OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "test-key" };
-}
-
-function providerArgs(kind: Kind): string[] {
-  return kind === "openai" ? ["--provider", "openai", "--model", "local-model"] : [];
-}
-
-async function run(
-  kind: Kind,
-  server: FakeServer,
-  args: string[],
-  options: { stdin?: string; env?: Record<string, string> } = {},
-) {
-  const out = await runCli([...providerArgs(kind), ...args], {
-    env: { ...providerEnv(kind, server), ...options.env },
-    ...(options.stdin === undefined ? {} : { stdin: options.stdin }),
-  });
-  const single = out.stdout.trim().startsWith("{") && !out.stdout.trim().includes("\n");
-  return { ...out, json: single ? JSON.parse(out.stdout) : undefined };
-}
-
-/** The tool results the provider received in request `i` (both wire formats). */
-function toolResults(server: FakeServer, i: number): { text: string; isError: boolean }[] {
-  const body = server.requests[i]!.body;
-  // deno-lint-ignore no-explicit-any
-  const out: any[] = [];
-  for (const message of body.messages) {
-    if (message.role === "tool") out.push({ text: message.content, isError: false });
-    if (message.role === "user" && Array.isArray(message.content)) {
-      for (const block of message.content) {
-        if (block.type === "tool_result") {
-          out.push({ text: String(block.content), isError: block.is_error === true });
-        }
-      }
-    }
-  }
-  return out;
-}
+const run = runWithModel;
 
 for (const kind of ["anthropic", "openai"] as const) {
   Deno.test(`run (${kind}): grep → read → edit → bash test → done changes the workspace`, async () => {
@@ -507,7 +462,7 @@ Deno.test("run: SIGINT mid-tool kills the bash child, saves the session and exit
     "json",
     "go",
   ], {
-    env: providerEnv("anthropic", server),
+    env: providerEnv("anthropic", server.url),
   });
   await waitForProcess(marker);
   child.kill("SIGINT");
@@ -532,7 +487,7 @@ Deno.test("run: a killed process is resumed with the unfinished call answered", 
   ]);
   const child = spawnCli(
     ["--workspace", ws.root, "--allow", "bash", "run", "--output", "stream-json", "go"],
-    { env: providerEnv("anthropic", server) },
+    { env: providerEnv("anthropic", server.url) },
   );
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   const first = (await reader.read()).value ?? "";

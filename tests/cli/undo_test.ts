@@ -10,32 +10,17 @@
  * google-gemini/gemini-cli docs/cli/checkpointing.md).
  */
 
-import { dirname, join, relative } from "node:path";
+import { dirname, join } from "node:path";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_helpers/assert.ts";
 import { runCli, spawnCli, TEST_HOME } from "../_helpers/cli.ts";
 import { type FakeServer, startFakeAnthropic, type Step } from "../_helpers/fake_providers.ts";
 import { waitForProcess } from "../_helpers/processes.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
+import { snapshotTree } from "../_helpers/tree_snapshot.ts";
 
 /** Every path under `root` (without `.git`): kind, mode and content. */
-async function tree(root: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  const walk = async (dir: string) => {
-    for await (const entry of Deno.readDir(dir)) {
-      if (entry.name === ".git") continue;
-      const path = join(dir, entry.name);
-      const info = await Deno.lstat(path);
-      const mode = ((info.mode ?? 0) & 0o7777).toString(8);
-      const rel = relative(root, path);
-      if (info.isDirectory) {
-        out[rel] = `dir ${mode}`;
-        await walk(path);
-      } else if (info.isSymlink) out[rel] = `link ${await Deno.readLink(path)}`;
-      else out[rel] = `file ${mode} ${JSON.stringify(await Deno.readTextFile(path))}`;
-    }
-  };
-  await walk(root);
-  return out;
+function tree(root: string): Promise<Record<string, string>> {
+  return snapshotTree(root, { skip: [".git"], content: "json" });
 }
 
 function env(server: FakeServer): Record<string, string> {

@@ -26,7 +26,9 @@ import { createWorkerHost, DEFAULT_LIMITS } from "../../tools/hosting.ts";
 import { runCli } from "../_helpers/cli.ts";
 import { assertEquals, assertRejects } from "../_helpers/assert.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
-import { type FakeServer, startFakeAnthropic } from "../_helpers/fake_providers.ts";
+import type { RecordedRequest } from "../_helpers/fake_providers.ts";
+import { runOneCall } from "../_helpers/one_call.ts";
+import { toolResults } from "../_helpers/tool_results.ts";
 
 const HOSTILE = fileURLToPath(new URL("../testdata/hostile_tool.ts", import.meta.url));
 
@@ -43,16 +45,8 @@ function toFileUrl(path: string): string {
 const SECRETS = { ANTHROPIC_API_KEY: "sk-ant-hostile-test", HOSTILE_TOKEN: "tok-hostile-test" };
 
 /** The text of the first tool result the fake model received in its second request. */
-function firstToolResult(server: FakeServer): string {
-  // deno-lint-ignore no-explicit-any
-  const messages: any[] = server.requests[1]?.body.messages ?? [];
-  for (const message of messages) {
-    if (message.role !== "user" || !Array.isArray(message.content)) continue;
-    for (const block of message.content) {
-      if (block.type === "tool_result") return String(block.content);
-    }
-  }
-  return "(no tool result)";
+function firstToolResult(server: { requests: readonly RecordedRequest[] }): string {
+  return toolResults(server, 1)[0]?.text ?? "(no tool result)";
 }
 
 const NO_PROCESS = ["sh: NotCapable", "bwrap: NotCapable", "setpriv: NotCapable"];
@@ -70,27 +64,16 @@ Deno.test("a custom module cannot start a process when bash is not allowed", asy
 Deno.test("a custom module cannot start a process when bash is allowed and sandboxed", async () => {
   await using ws = await tmpWorkspace();
   const config = await hostileConfig(ws.outside);
-  await using server = startFakeAnthropic([
-    { tools: [{ name: "hostile_spawn", input: {} }], stop: "tool_use" },
-    { text: "done" },
-  ]);
-  const run = await runCli(
-    [
-      "--config",
-      config,
-      "--workspace",
-      ws.root,
-      "--allow",
-      "hostile_spawn",
-      "--allow",
-      "bash",
-      "run",
-      "spawn",
-    ],
-    { env: { ...SECRETS, ANTHROPIC_BASE_URL: server.url } },
-  );
+  const run = await runOneCall({
+    config,
+    root: ws.root,
+    tool: "hostile_spawn",
+    allow: ["bash"],
+    prompt: "spawn",
+    env: SECRETS,
+  });
   assertEquals(run.code, 0, run.stderr);
-  assertEquals(firstToolResult(server).split("\n"), NO_PROCESS);
+  assertEquals(firstToolResult(run).split("\n"), NO_PROCESS);
 });
 
 Deno.test("a custom module is handed no environment", async () => {

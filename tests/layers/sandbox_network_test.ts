@@ -271,6 +271,36 @@ async function eventually(check: () => boolean, limitMs = 10_000): Promise<boole
   return check();
 }
 
+/**
+ * Runs `sleep 60` through a seat's bash with `extra` flags, its slirp4netns tagged with a
+ * fresh tag; once one runs (the search for it must see it), calls `check`. Whatever `check`
+ * did, any tagged helper left is killed and rousseau's pipes drained.
+ */
+async function whileSlirpRuns(
+  shape: { bash: string },
+  extra: string[],
+  check: (running: Deno.ChildProcess, tag: string) => Promise<void>,
+): Promise<void> {
+  const tag = crypto.randomUUID();
+  await using s = await seat({
+    bash: NETWORK + shape.bash,
+    env: { ...DENO_CACHE, [TAG]: tag },
+  });
+  const running = s.spawn("sleep 60", extra);
+  try {
+    // It runs while the command does (so the search after `check` finds it) ...
+    assert(
+      await eventually(() => helpersTagged(tag).length > 0, 30_000),
+      "no slirp4netns seen",
+    );
+    await check(running, tag);
+  } finally {
+    for (const pid of helpersTagged(tag)) Deno.kill(pid, "SIGKILL");
+    await running.stdout.cancel().catch(() => {});
+    await running.stderr.cancel().catch(() => {});
+  }
+}
+
 const LIFETIME_SHAPES = [SHAPES[0]!, SHAPES[2]!];
 
 for (const shape of LIFETIME_SHAPES) {
@@ -278,18 +308,7 @@ for (const shape of LIFETIME_SHAPES) {
     name: `network: slirp4netns does not outlive a timed-out call, in ${shape.name}`,
     ignore: !ROOT || !has("slirp4netns"),
     async fn() {
-      const tag = crypto.randomUUID();
-      await using s = await seat({
-        bash: NETWORK + shape.bash,
-        env: { ...DENO_CACHE, [TAG]: tag },
-      });
-      const running = s.spawn("sleep 60", ["--timeout", "3s"]);
-      try {
-        // It runs while the command does (so the search below finds it) ...
-        assert(
-          await eventually(() => helpersTagged(tag).length > 0, 30_000),
-          "no slirp4netns seen",
-        );
+      await whileSlirpRuns(shape, ["--timeout", "3s"], async (running, tag) => {
         // A helper left holding rousseau's pipes would keep it from ending: bounded, not hung.
         let timer: ReturnType<typeof setTimeout> | undefined;
         const ended = await Promise.race([
@@ -304,11 +323,7 @@ for (const shape of LIFETIME_SHAPES) {
         assertEquals(ended?.code, 1, "rousseau did not end after its call timed out");
         // ... and is gone with it.
         assert(await eventually(() => helpersTagged(tag).length === 0), "slirp4netns survived");
-      } finally {
-        for (const pid of helpersTagged(tag)) Deno.kill(pid, "SIGKILL");
-        await running.stdout.cancel().catch(() => {});
-        await running.stderr.cancel().catch(() => {});
-      }
+      });
     },
   });
 
@@ -316,25 +331,11 @@ for (const shape of LIFETIME_SHAPES) {
     name: `network: slirp4netns does not outlive rousseau killed outright, in ${shape.name}`,
     ignore: !ROOT || !has("slirp4netns"),
     async fn() {
-      const tag = crypto.randomUUID();
-      await using s = await seat({
-        bash: NETWORK + shape.bash,
-        env: { ...DENO_CACHE, [TAG]: tag },
-      });
-      const running = s.spawn("sleep 60");
-      try {
-        assert(
-          await eventually(() => helpersTagged(tag).length > 0, 30_000),
-          "no slirp4netns seen",
-        );
+      await whileSlirpRuns(shape, [], async (running, tag) => {
         running.kill("SIGKILL");
         await running.status;
         assert(await eventually(() => helpersTagged(tag).length === 0), "slirp4netns survived");
-      } finally {
-        for (const pid of helpersTagged(tag)) Deno.kill(pid, "SIGKILL");
-        await running.stdout.cancel().catch(() => {});
-        await running.stderr.cancel().catch(() => {});
-      }
+      });
     },
   });
 }

@@ -133,6 +133,21 @@ async function bench(
   options: { git?: boolean; policy?: PolicyConfig } = {},
 ): Promise<Bench> {
   const top = await Deno.realPath(await Deno.makeTempDir({ prefix: "rousseau-overlay-" }));
+  try {
+    return await benchIn(top, files, options);
+  } catch (error) {
+    // Set-up failed (no overlay here, say): the test fails, and leaves nothing behind.
+    await Deno.remove(top, { recursive: true });
+    throw error;
+  }
+}
+
+/** {@linkcode bench} in the temp dir `top`, which its dispose removes. */
+async function benchIn(
+  top: string,
+  files: Files,
+  options: { git?: boolean; policy?: PolicyConfig },
+): Promise<Bench> {
   const root = join(top, "a", "ws");
   const twin = join(top, "b", "ws");
   const stateDir = join(top, "state");

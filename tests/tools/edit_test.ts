@@ -1,12 +1,11 @@
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
+import { whileFlipping } from "../_helpers/flip.ts";
 import { abortOnNewEntry, fail, list, ok } from "../_helpers/results.ts";
 import { runCli } from "../_helpers/cli.ts";
-import { runHostScript } from "../_helpers/host_script.ts";
+import { callsUnderPermissions, runHostScript } from "../_helpers/host_script.ts";
 
-const REPO = fileURLToPath(new URL("../../", import.meta.url));
 const ENCODER = new TextEncoder();
 
 /** Bytes from a mix of strings (UTF-8) and raw byte values. */
@@ -468,49 +467,24 @@ Deno.test("edit() maps a refusal by Deno's permissions to permission denied (out
     outside: { "x.txt": "one" },
   });
   const base = dirname(ws.root);
-  const script = join(ws.outside, "probe.ts");
   const inside = ws.path("ok.txt");
   const unreadable = join(ws.outside, "x.txt");
   const unwritable = ws.path("readonly", "r.txt");
-  await Deno.writeTextFile(
-    script,
-    `import { createBuiltinTools, createInProcessHost, DEFAULT_LIMITS, Registry } from ${
-      JSON.stringify(new URL("../../mod.ts", import.meta.url).href)
-    };
-const host = createInProcessHost(new Registry(createBuiltinTools()), {
-  workspace: { roots: [${JSON.stringify(base)}] },
-  limits: DEFAULT_LIMITS,
-  env: {},
-});
-const results = [];
-for (const path of ${JSON.stringify([inside, unreadable, unwritable])}) {
-  const input = { path, old_string: "one", new_string: "two" };
-  results.push(await host.call("edit", input, new AbortController().signal));
-}
-await Deno.stdout.write(new TextEncoder().encode(JSON.stringify(results)));
-`,
-  );
   // The workspace may be read and written, except that readonly/ may not be written.
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--quiet",
-      "--no-prompt",
-      "--config",
-      join(REPO, "deno.json"),
+  const results = await callsUnderPermissions(ws.outside, "edit", {
+    roots: [base],
+    calls: [inside, unreadable, unwritable].map((path) => ({
+      path,
+      old_string: "one",
+      new_string: "two",
+    })),
+    flags: (script) => [
       `--allow-read=${ws.root},${script}`,
       `--allow-write=${ws.root}`,
       `--deny-write=${ws.path("readonly")}`,
-      script,
     ],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const decoder = new TextDecoder();
-  assertEquals(code, 0, decoder.decode(stderr));
-  assertEquals(JSON.parse(decoder.decode(stdout)), [
+  });
+  assertEquals(results, [
     ok(`edited ${inside} (1 replacement)`),
     fail(`edit: read: open ${unreadable}: permission denied (outside the runtime permissions)`),
     fail(`edit: open ${unwritable}: permission denied (outside the runtime permissions)`),
@@ -602,15 +576,6 @@ Deno.test("edit() never edits an outside file swapped in between check and open"
   });
   const target = ws.path("target.txt");
   const secretPath = join(ws.outside, "secret.txt");
-  let running = true;
-  async function flip(): Promise<void> {
-    while (running) {
-      await Deno.symlink(secretPath, ws.path(".flip-link"));
-      await Deno.rename(ws.path(".flip-link"), target);
-      await Deno.writeTextFile(ws.path(".flip-file"), "value = 1\n");
-      await Deno.rename(ws.path(".flip-file"), target);
-    }
-  }
   async function editMany(): Promise<void> {
     for (let i = 0; i < 50; i++) {
       const result = await ws.call("edit", { path: target, old_string: "1", new_string: "2" });
@@ -619,13 +584,13 @@ Deno.test("edit() never edits an outside file swapped in between check and open"
       else assert(result.output.startsWith("edit: "), result.output);
     }
   }
-  const flipping = flip();
-  try {
-    await Promise.all([editMany(), editMany()]);
-  } finally {
-    running = false;
-    await flipping;
-  }
+  await whileFlipping(
+    ws,
+    target,
+    secretPath,
+    "value = 1\n",
+    () => Promise.all([editMany(), editMany()]),
+  );
   assertEquals(await Deno.readTextFile(secretPath), secret);
   assertEquals(await list(ws.outside), ["secret.txt"]);
   assertEquals((await list(ws.root)).filter((name) => name.endsWith(".tmp")), []);

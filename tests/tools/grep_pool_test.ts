@@ -94,6 +94,21 @@ interface Tree {
  */
 async function makeTree(count: number, seed: number, maxBytes: number): Promise<Tree> {
   const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "rousseau-pool-" }));
+  try {
+    return await makeTreeIn(base, count, seed, maxBytes);
+  } catch (error) {
+    await Deno.remove(base, { recursive: true });
+    throw error;
+  }
+}
+
+/** {@linkcode makeTree} in the temp dir `base`, which its dispose removes. */
+async function makeTreeIn(
+  base: string,
+  count: number,
+  seed: number,
+  maxBytes: number,
+): Promise<Tree> {
   const root = join(base, "ws");
   const outside = join(base, "outside");
   await Deno.mkdir(root);

@@ -1,5 +1,4 @@
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import {
   createBuiltinTools,
   createInProcessHost,
@@ -12,9 +11,7 @@ import {
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 import { fail, ok } from "../_helpers/results.ts";
-import { runHostScript } from "../_helpers/host_script.ts";
-
-const REPO = fileURLToPath(new URL("../../", import.meta.url));
+import { callsUnderPermissions, runHostScript } from "../_helpers/host_script.ts";
 
 /** `size` bytes of `fill` with a NUL at `offset`. */
 function nulAt(offset: number, size: number, fill = 0x61): Uint8Array {
@@ -38,42 +35,11 @@ async function readUnderPermissions(
   allowed: string,
   paths: string[],
 ): Promise<ToolResult[]> {
-  const script = join(base, "probe.ts");
-  await Deno.writeTextFile(
-    script,
-    `import { createBuiltinTools, createInProcessHost, DEFAULT_LIMITS, Registry } from ${
-      JSON.stringify(new URL("../../mod.ts", import.meta.url).href)
-    };
-const host = createInProcessHost(new Registry(createBuiltinTools()), {
-  workspace: { roots: [${JSON.stringify(base)}] },
-  limits: DEFAULT_LIMITS,
-  env: {},
-});
-const results = [];
-for (const path of ${JSON.stringify(paths)}) {
-  results.push(await host.call("read", { path }, new AbortController().signal));
-}
-await Deno.stdout.write(new TextEncoder().encode(JSON.stringify(results)));
-`,
-  );
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--quiet",
-      "--no-prompt",
-      "--config",
-      join(REPO, "deno.json"),
-      `--allow-read=${allowed},${script}`,
-      script,
-    ],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const decoder = new TextDecoder();
-  assertEquals(code, 0, decoder.decode(stderr));
-  return JSON.parse(decoder.decode(stdout));
+  return await callsUnderPermissions(base, "read", {
+    roots: [base],
+    calls: paths.map((path) => ({ path })),
+    flags: (script) => [`--allow-read=${allowed},${script}`],
+  });
 }
 
 // ---- Common rules ---------------------------------------------------------------------------

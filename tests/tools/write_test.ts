@@ -1,14 +1,13 @@
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import type { ToolResult } from "../../mod.ts";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
+import { whileFlipping } from "../_helpers/flip.ts";
+import { callsUnderPermissions } from "../_helpers/host_script.ts";
 import { abortOnNewEntry, fail, list, ok } from "../_helpers/results.ts";
 import { finished, runCli, spawnCli } from "../_helpers/cli.ts";
 import { startFakeAnthropic } from "../_helpers/fake_providers.ts";
 import { runHostScript } from "../_helpers/host_script.ts";
-
-const REPO = fileURLToPath(new URL("../../", import.meta.url));
 
 /**
  * The process umask, read without changing it: `deno test --parallel` runs test files as
@@ -28,49 +27,10 @@ async function writeInSubprocess(
   scriptDir: string,
   options: { roots: string[]; calls: unknown[]; flags: string[]; mask?: string },
 ): Promise<ToolResult[]> {
-  const script = join(scriptDir, "probe.ts");
-  await Deno.writeTextFile(
-    script,
-    `import { createBuiltinTools, createInProcessHost, DEFAULT_LIMITS, Registry } from ${
-      JSON.stringify(new URL("../../mod.ts", import.meta.url).href)
-    };
-const host = createInProcessHost(new Registry(createBuiltinTools()), {
-  workspace: { roots: ${JSON.stringify(options.roots)} },
-  limits: DEFAULT_LIMITS,
-  env: {},
-});
-const results = [];
-for (const input of ${JSON.stringify(options.calls)}) {
-  results.push(await host.call("write", input, new AbortController().signal));
-}
-await Deno.stdout.write(new TextEncoder().encode(JSON.stringify(results)));
-`,
-  );
-  const deno = [
-    Deno.execPath(),
-    "run",
-    "--quiet",
-    "--no-prompt",
-    "--config",
-    join(REPO, "deno.json"),
-    ...options.flags,
-    script,
-  ];
-  // The umask is set by a shell in the child, so this process's umask never changes.
-  const [command, ...args] = options.mask === undefined
-    ? deno
-    : ["/bin/sh", "-c", `umask ${options.mask} && exec "$0" "$@"`, ...deno];
-  const { code, stdout, stderr } = await new Deno.Command(command!, {
-    args,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const decoder = new TextDecoder();
-  assertEquals(code, 0, decoder.decode(stderr));
-  await Deno.remove(script);
-  return JSON.parse(decoder.decode(stdout));
+  return await callsUnderPermissions(scriptDir, "write", {
+    ...options,
+    flags: () => options.flags,
+  });
 }
 
 /** Permission bits of `path`, following symlinks. */
@@ -688,15 +648,6 @@ Deno.test("write() never writes outside when the target flips to an outside link
   });
   const target = ws.path("target.txt");
   const secretPath = join(ws.outside, "secret.txt");
-  let running = true;
-  async function flip(): Promise<void> {
-    while (running) {
-      await Deno.symlink(secretPath, ws.path(".flip-link"));
-      await Deno.rename(ws.path(".flip-link"), target);
-      await Deno.writeTextFile(ws.path(".flip-file"), "inside\n");
-      await Deno.rename(ws.path(".flip-file"), target);
-    }
-  }
   async function writeMany(): Promise<void> {
     for (let i = 0; i < 50; i++) {
       const result = await ws.call("write", { path: target, content: "pwned\n" });
@@ -704,13 +655,13 @@ Deno.test("write() never writes outside when the target flips to an outside link
       else assert(result.output.startsWith("write: "), result.output);
     }
   }
-  const flipping = flip();
-  try {
-    await Promise.all([writeMany(), writeMany()]);
-  } finally {
-    running = false;
-    await flipping;
-  }
+  await whileFlipping(
+    ws,
+    target,
+    secretPath,
+    "inside\n",
+    () => Promise.all([writeMany(), writeMany()]),
+  );
   assertEquals(await Deno.readTextFile(secretPath), secret);
   assertEquals(await list(ws.outside), ["secret.txt"]);
   assertEquals((await list(ws.root)).filter((name) => name.endsWith(".tmp")), []);

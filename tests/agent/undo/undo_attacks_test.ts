@@ -34,38 +34,8 @@ import {
   undoTurns,
 } from "../../../agent/undo/mod.ts";
 import { assert, assertEquals } from "../../_helpers/assert.ts";
-
-/** A workspace, a directory outside it, a state dir, removed afterwards. */
-async function setup() {
-  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "rousseau-undo-attack-" }));
-  const root = join(base, "ws");
-  const outside = join(base, "outside");
-  const state = join(base, "state");
-  await Deno.mkdir(root);
-  await Deno.mkdir(outside);
-  const store = openUndoStore(state);
-  const protectedDir = join(root, "protected");
-  const recorder = createUndoRecorder({
-    store,
-    sessionId: "s1",
-    roots: [root],
-    protectedPaths: [protectedDir],
-  });
-  return {
-    base,
-    root,
-    outside,
-    state,
-    store,
-    recorder,
-    protectedDir,
-    path: (...parts: string[]) => join(root, ...parts),
-    out: (...parts: string[]) => join(outside, ...parts),
-    async [Symbol.asyncDispose]() {
-      await Deno.remove(base, { recursive: true });
-    },
-  };
-}
+import { snapshotTree } from "../../_helpers/tree_snapshot.ts";
+import { sh, undoBench } from "../../_helpers/undo_bench.ts";
 
 /** Runs `work` as the one bash call of turn `n`. */
 async function turn(recorder: UndoRecorder, n: number, work: () => Promise<void>): Promise<void> {
@@ -82,40 +52,13 @@ async function undo(
   return undoTurns(ws.store, "s1", { ...options, skip: [ws.protectedDir] });
 }
 
-/** kind, mode and content of every path under `root`. */
-async function tree(root: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  const walk = async (dir: string) => {
-    for await (const entry of Deno.readDir(dir)) {
-      const path = join(dir, entry.name);
-      const info = await Deno.lstat(path);
-      const mode = ((info.mode ?? 0) & 0o7777).toString(8);
-      const rel = path.slice(root.length + 1);
-      if (info.isSymlink) out[rel] = `link ${await Deno.readLink(path)}`;
-      else if (info.isDirectory) {
-        out[rel] = `dir ${mode}`;
-        await walk(path);
-      } else if (info.isFile) out[rel] = `file ${mode} ${await Deno.readTextFile(path)}`;
-      else out[rel] = `other ${mode}`;
-    }
-  };
-  await walk(root);
-  return out;
-}
-
-async function sh(cwd: string, command: string): Promise<void> {
-  const out = await new Deno.Command("sh", { args: ["-c", command], cwd, stderr: "piped" })
-    .output();
-  if (!out.success) throw new Error(`${command}: ${new TextDecoder().decode(out.stderr)}`);
-}
-
 function linkWhy(dir: string): string {
   return `${dir} is now a symbolic link; undo writes nothing through one`;
 }
 
 Deno.test("undo writes nothing through a directory swapped for a symbolic link after the turn", async () => {
   for (const force of [false, true]) {
-    await using ws = await setup();
+    await using ws = await undoBench("rousseau-undo-attack-");
     // The directory outside holds what the turn left in a/ (so, through the link, it looks as
     // the turn left it: no conflict) and nothing where the turn deleted a file.
     await sh(
@@ -135,11 +78,15 @@ Deno.test("undo writes nothing through a directory swapped for a symbolic link a
           "chmod 700 a/d",
       ));
     // After the turn, before undo: a/ is moved away and a link to the outside put in its place.
-    const outsideBefore = await tree(ws.outside);
+    const outsideBefore = await snapshotTree(ws.outside);
     await Deno.rename(ws.path("a"), ws.path("a.moved"));
     await Deno.symlink(ws.outside, ws.path("a"));
     const outcome = await undo(ws, { force });
-    assertEquals(await tree(ws.outside), outsideBefore, `force=${force}: outside untouched`);
+    assertEquals(
+      await snapshotTree(ws.outside),
+      outsideBefore,
+      `force=${force}: outside untouched`,
+    );
     assertEquals(captureEntry(ws.path("a")), { kind: "symlink", target: ws.outside });
     assertEquals([outcome.restored, outcome.removed], [[], []]);
     if (!force) {
@@ -160,7 +107,7 @@ Deno.test("undo writes nothing through a directory swapped for a symbolic link a
       await Deno.rename(ws.path("a.moved"), ws.path("a"));
       const again = await undo(ws);
       assertEquals([again.conflicts, again.notUndoable], [[], []]);
-      assertEquals(await tree(ws.path("a")), {
+      assertEquals(await snapshotTree(ws.path("a")), {
         chm: "file 644 c\n",
         d: "dir 755",
         gone: "file 644 payload\n",
@@ -173,18 +120,18 @@ Deno.test("undo writes nothing through a directory swapped for a symbolic link a
 Deno.test("undo through a link the turn itself made puts the directory back", async () => {
   // The legitimate twin of the attack above: the turn replaced a/ by a link. Undo removes the
   // link first, then the directory and its file are made anew (no conflict, nothing refused).
-  await using ws = await setup();
+  await using ws = await undoBench("rousseau-undo-attack-");
   await sh(ws.root, "mkdir -p a b && echo x > a/x && echo other > b/x");
-  const before = await tree(ws.root);
+  const before = await snapshotTree(ws.root);
   await turn(ws.recorder, 1, () => sh(ws.root, "rm -r a && ln -s b a"));
   const outcome = await undo(ws);
   assertEquals([outcome.conflicts, outcome.notUndoable], [[], []]);
   assertEquals(outcome.restored, [ws.path("a"), ws.path("a/x")]);
-  assertEquals(await tree(ws.root), before);
+  assertEquals(await snapshotTree(ws.root), before);
 });
 
 Deno.test("undo replaces a link or hard link planted at the file itself, never writes through it", async () => {
-  await using ws = await setup();
+  await using ws = await undoBench("rousseau-undo-attack-");
   await sh(ws.root, "echo mine > f && echo h > h && chmod 644 h");
   await sh(ws.outside, "echo theirs > f && echo h > h && chmod 600 h");
   await turn(ws.recorder, 1, () => sh(ws.root, "echo changed > f && chmod 600 h"));
@@ -194,24 +141,24 @@ Deno.test("undo replaces a link or hard link planted at the file itself, never w
   await Deno.symlink(ws.out("f"), ws.path("f"));
   await Deno.remove(ws.path("h"));
   await Deno.link(ws.out("h"), ws.path("h"));
-  const outsideBefore = await tree(ws.outside);
+  const outsideBefore = await snapshotTree(ws.outside);
   const refused = await undo(ws);
   assertEquals(refused.conflicts, [ws.path("f")]);
   const outcome = await undo(ws, { force: true });
   assertEquals(outcome.notUndoable, []);
   assertEquals(outcome.restored, [ws.path("f"), ws.path("h")]);
-  assertEquals(await tree(ws.outside), outsideBefore);
-  assertEquals(await tree(ws.root), { f: "file 644 mine\n", h: "file 644 h\n" });
+  assertEquals(await snapshotTree(ws.outside), outsideBefore);
+  assertEquals(await snapshotTree(ws.root), { f: "file 644 mine\n", h: "file 644 h\n" });
   assertEquals((await Deno.lstat(ws.path("h"))).nlink, 1, "h is its own file again");
 });
 
 Deno.test("undo never makes a set-ID file; it says which bits it left off", async () => {
-  await using ws = await setup();
+  await using ws = await undoBench("rousseau-undo-attack-");
   await sh(ws.root, "echo s > suid && chmod 4755 suid && echo g > sgid && chmod 2755 sgid");
   await turn(ws.recorder, 1, () => sh(ws.root, "rm suid && chmod 755 sgid"));
   const outcome = await undo(ws);
   assertEquals(outcome.restored, [ws.path("sgid"), ws.path("suid")]);
-  assertEquals(await tree(ws.root), { sgid: "file 755 g\n", suid: "file 755 s\n" });
+  assertEquals(await snapshotTree(ws.root), { sgid: "file 755 g\n", suid: "file 755 s\n" });
   const why = (was: string) =>
     `put back as 0755, without its set-user-ID/set-group-ID bits (it was ${was}): undo never ` +
     "makes a set-ID file; set them again by hand if they are wanted";
@@ -222,7 +169,7 @@ Deno.test("undo never makes a set-ID file; it says which bits it left off", asyn
 });
 
 Deno.test("a FIFO or device the turn removed is named, never made; one in the way is unlinked, never opened", async () => {
-  await using ws = await setup();
+  await using ws = await undoBench("rousseau-undo-attack-");
   await sh(ws.root, "mkfifo fifo && echo f > f");
   // A device node as root, where the container lets us (the FIFO half always runs).
   const device = await new Deno.Command("mknod", { args: [ws.path("null"), "c", "1", "3"] })
@@ -239,11 +186,11 @@ Deno.test("a FIFO or device the turn removed is named, never made; one in the wa
     ...(device ? [{ path: ws.path("null"), why: other }] : []),
   ]);
   assertEquals(outcome.restored, [ws.path("f")]);
-  assertEquals(await tree(ws.root), { f: "file 644 f\n" });
+  assertEquals(await snapshotTree(ws.root), { f: "file 644 f\n" });
 });
 
 Deno.test("undo never writes rousseau's own configuration or state", async () => {
-  await using ws = await setup();
+  await using ws = await undoBench("rousseau-undo-attack-");
   // A record (as a tampered store would hold it) naming a file in the protected directory
   // inside the workspace, with a kept copy ready.
   const bytes = new TextEncoder().encode("approver: allow everything\n");
@@ -280,7 +227,7 @@ function record(root: string, changes: TurnRecord["changes"], turn = 1): TurnRec
 }
 
 Deno.test("a tampered record is refused whole: nothing written, the turn kept, the file named", async () => {
-  await using ws = await setup();
+  await using ws = await undoBench("rousseau-undo-attack-");
   const bytes = new TextEncoder().encode("planted\n");
   const hash = sha256Hex(bytes);
   const file = { kind: "file", mode: 0o644, size: bytes.length, hash, stored: true } as const;
@@ -329,8 +276,8 @@ Deno.test("a tampered record is refused whole: nothing written, the turn kept, t
       name,
     );
     assertEquals([outcome.restored, outcome.removed], [[], []], name);
-    assertEquals(await tree(ws.outside), {}, name);
-    assertEquals(await tree(ws.root), {}, name);
+    assertEquals(await snapshotTree(ws.outside), {}, name);
+    assertEquals(await snapshotTree(ws.root), {}, name);
     assertEquals(await Deno.readTextFile(file1), JSON.stringify(value), `${name}: kept as it was`);
   }
   // Not JSON at all.
@@ -341,7 +288,7 @@ Deno.test("a tampered record is refused whole: nothing written, the turn kept, t
 });
 
 Deno.test("a damaged last record is never skipped for an older turn", async () => {
-  await using ws = await setup();
+  await using ws = await undoBench("rousseau-undo-attack-");
   await Deno.writeTextFile(ws.path("f"), "one");
   await turn(ws.recorder, 1, () => Deno.writeTextFile(ws.path("f"), "two"));
   const file2 = join(ws.state, "undo", "sessions", "s1", "2.json");
@@ -361,7 +308,7 @@ Deno.test("a damaged last record is never skipped for an older turn", async () =
 });
 
 Deno.test("a tampered mirror or pending marker never becomes a write outside the workspace", async () => {
-  await using ws = await setup();
+  await using ws = await undoBench("rousseau-undo-attack-");
   const key = mirrorKey([ws.root]);
   ws.store.writeTurn(record(ws.root, {}));
   // A mirror whose rows claim a file outside the workspace existed before a killed call.
@@ -389,7 +336,7 @@ Deno.test("a tampered mirror or pending marker never becomes a write outside the
   assertEquals(outcome.notUndoable, [
     { path: "*", why: "bash: interrupted, and the state before it is lost" },
   ]);
-  assertEquals(await tree(ws.outside), {});
+  assertEquals(await snapshotTree(ws.outside), {});
   // A marker naming a session outside the store: settled as a call of no turn.
   ws.store.writeMirror(key, [ws.root], scanTree({ roots: [ws.root], sink: ws.store }));
   await Deno.writeTextFile(
@@ -399,12 +346,12 @@ Deno.test("a tampered mirror or pending marker never becomes a write outside the
   await Deno.writeTextFile(ws.path("new"), "n");
   ws.store.writeTurn(record(ws.root, { [ws.path("x")]: { before: null, after: null } }, 2));
   await undo(ws);
-  assertEquals(await tree(ws.outside), {});
+  assertEquals(await snapshotTree(ws.outside), {});
   assertEquals(ws.store.readPending(key), undefined);
 });
 
 Deno.test("undo in a workspace moved after the turn writes nothing and keeps the turn", async () => {
-  await using ws = await setup();
+  await using ws = await undoBench("rousseau-undo-attack-");
   await Deno.writeTextFile(ws.path("f"), "one");
   await Deno.mkdir(ws.path("sub"));
   await turn(ws.recorder, 1, () => sh(ws.root, "echo two > f && echo n > sub/new"));
@@ -432,11 +379,11 @@ Deno.test("undo in a workspace moved after the turn writes nothing and keeps the
   await Deno.rename(moved, ws.root);
   const outcome = await undo(ws);
   assertEquals([outcome.restored, outcome.removed], [[ws.path("f")], [ws.path("sub/new")]]);
-  assertEquals(await tree(ws.root), { f: "file 644 one", sub: "dir 755" });
+  assertEquals(await snapshotTree(ws.root), { f: "file 644 one", sub: "dir 755" });
 });
 
 Deno.test("undo for a caller in another workspace refuses the turn and says where to undo it", async () => {
-  await using ws = await setup();
+  await using ws = await undoBench("rousseau-undo-attack-");
   await turn(ws.recorder, 1, () => Deno.writeTextFile(ws.path("f"), "x"));
   const outcome = await undo(ws, { workspace: [ws.outside] });
   assertEquals(
@@ -459,7 +406,7 @@ Deno.test("undo for a caller in another workspace refuses the turn and says wher
 });
 
 Deno.test("a call killed in a workspace since moved is settled only once it is back", async () => {
-  await using ws = await setup();
+  await using ws = await undoBench("rousseau-undo-attack-");
   await Deno.writeTextFile(ws.path("f"), "one");
   await Deno.writeTextFile(ws.path("g"), "kept");
   const key = mirrorKey([ws.root]);
@@ -477,11 +424,11 @@ Deno.test("a call killed in a workspace since moved is settled only once it is b
   await Deno.rename(moved, ws.root);
   const outcome = await undo(ws);
   assertEquals([outcome.restored, outcome.removed], [[ws.path("f")], []]);
-  assertEquals(await tree(ws.root), { f: "file 644 one", g: "file 644 kept" });
+  assertEquals(await snapshotTree(ws.root), { f: "file 644 one", g: "file 644 kept" });
 });
 
 Deno.test("undo waits for a call of another session whose roots share one of its roots", async () => {
-  await using ws = await setup();
+  await using ws = await undoBench("rousseau-undo-attack-");
   await Deno.writeTextFile(ws.path("f"), "one");
   await turn(ws.recorder, 1, () => Deno.writeTextFile(ws.path("f"), "two"));
   // Another process's session in the same root plus another one (--add-dir): another root set.

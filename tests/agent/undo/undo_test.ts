@@ -22,32 +22,8 @@ import {
   undoTurns,
 } from "../../../agent/undo/mod.ts";
 import { assert, assertEquals } from "../../_helpers/assert.ts";
-
-/** A workspace and a state dir, removed afterwards. */
-async function setup(options: { maxBytes?: number; maxFileBytes?: number } = {}) {
-  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "rousseau-undo-" }));
-  const root = join(base, "ws");
-  const state = join(base, "state");
-  await Deno.mkdir(root);
-  const store = openUndoStore(state, options.maxBytes ? { maxBytes: options.maxBytes } : {});
-  const recorder = createUndoRecorder({
-    store,
-    sessionId: "s1",
-    roots: [root],
-    protectedPaths: [join(root, "protected")],
-    ...(options.maxFileBytes ? { maxFileBytes: options.maxFileBytes } : {}),
-  });
-  return {
-    root,
-    state,
-    store,
-    recorder,
-    path: (...parts: string[]) => join(root, ...parts),
-    async [Symbol.asyncDispose]() {
-      await Deno.remove(base, { recursive: true });
-    },
-  };
-}
+import { snapshotTree } from "../../_helpers/tree_snapshot.ts";
+import { sh, undoBench } from "../../_helpers/undo_bench.ts";
 
 /** Runs `work` as one call of `tool` in turn `turn`. */
 async function turn(
@@ -67,34 +43,8 @@ async function undo(store: UndoStore, options: { turns?: number; force?: boolean
   return undoTurns(store, "s1", options);
 }
 
-/** kind, mode and content of every path under `root`. */
-async function tree(root: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  const walk = async (dir: string) => {
-    for await (const entry of Deno.readDir(dir)) {
-      const path = join(dir, entry.name);
-      const info = await Deno.lstat(path);
-      const mode = ((info.mode ?? 0) & 0o7777).toString(8);
-      const rel = path.slice(root.length + 1);
-      if (info.isSymlink) out[rel] = `link ${await Deno.readLink(path)}`;
-      else if (info.isDirectory) {
-        out[rel] = `dir ${mode}`;
-        await walk(path);
-      } else out[rel] = `file ${mode} ${await Deno.readTextFile(path)}`;
-    }
-  };
-  await walk(root);
-  return out;
-}
-
-async function sh(cwd: string, command: string): Promise<void> {
-  const out = await new Deno.Command("sh", { args: ["-c", command], cwd, stderr: "piped" })
-    .output();
-  if (!out.success) throw new Error(`${command}: ${new TextDecoder().decode(out.stderr)}`);
-}
-
 Deno.test("scanTree() gives the same entries with GNU find and with Deno's calls", async () => {
-  await using ws = await setup();
+  await using ws = await undoBench("rousseau-undo-");
   await sh(
     ws.root,
     "mkdir -p a/b && echo one > a/b/f && chmod 750 a && ln -s a/b/f link && mkfifo pipe && " +
@@ -124,14 +74,14 @@ Deno.test("scanTree() gives the same entries with GNU find and with Deno's calls
 });
 
 Deno.test("undo restores links, modes, deleted trees and swapped kinds from a bash call", async () => {
-  await using ws = await setup();
+  await using ws = await undoBench("rousseau-undo-");
   await sh(
     ws.root,
     "mkdir -p tree/sub && echo deep > tree/sub/f && chmod 600 tree/sub/f && chmod 700 tree/sub && " +
       "echo x > script.sh && chmod 755 script.sh && ln -s script.sh link && echo f > was-file && " +
       "mkdir was-dir && echo exe > chmodded && chmod 644 chmodded",
   );
-  const before = await tree(ws.root);
+  const before = await snapshotTree(ws.root);
   await turn(ws.recorder, 1, "bash", { command: "..." }, () =>
     sh(
       ws.root,
@@ -139,7 +89,7 @@ Deno.test("undo restores links, modes, deleted trees and swapped kinds from a ba
         "mkdir -p was-file/in && echo n > was-file/in/n && rmdir was-dir && echo d > was-dir && " +
         "chmod +x chmodded && ln -s script.sh newlink",
     ));
-  assert(JSON.stringify(await tree(ws.root)) !== JSON.stringify(before));
+  assert(JSON.stringify(await snapshotTree(ws.root)) !== JSON.stringify(before));
   const outcome = await undo(ws.store);
   assertEquals(outcome.conflicts, []);
   assertEquals(outcome.notUndoable, []);
@@ -148,11 +98,11 @@ Deno.test("undo restores links, modes, deleted trees and swapped kinds from a ba
     ws.path("was-file/in"),
     ws.path("was-file/in/n"),
   ]);
-  assertEquals(await tree(ws.root), before);
+  assertEquals(await snapshotTree(ws.root), before);
 });
 
 Deno.test("undo removes the directories write created, and only those", async () => {
-  await using ws = await setup();
+  await using ws = await undoBench("rousseau-undo-");
   await Deno.mkdir(ws.path("existing"));
   const file = ws.path("existing", "new", "deeper", "file.txt");
   await turn(ws.recorder, 1, "write", { path: file, content: "x" }, async () => {
@@ -167,21 +117,24 @@ Deno.test("undo removes the directories write created, and only those", async ()
   ]);
   const outcome = await undo(ws.store);
   assertEquals(outcome.removed.length, 3);
-  assertEquals(await tree(ws.root), { existing: "dir 755" });
+  assertEquals(await snapshotTree(ws.root), { existing: "dir 755" });
 });
 
 Deno.test("undo keeps a created directory that now holds someone else's file", async () => {
-  await using ws = await setup();
+  await using ws = await undoBench("rousseau-undo-");
   await turn(ws.recorder, 1, "bash", {}, () => sh(ws.root, "mkdir out && echo a > out/a"));
   await Deno.writeTextFile(ws.path("out", "mine"), "a person's file");
   const outcome = await undo(ws.store);
   assertEquals(outcome.removed, [ws.path("out/a")]);
   assertEquals(outcome.kept, [ws.path("out")]);
-  assertEquals(await tree(ws.root), { out: "dir 755", "out/mine": "file 644 a person's file" });
+  assertEquals(await snapshotTree(ws.root), {
+    out: "dir 755",
+    "out/mine": "file 644 a person's file",
+  });
 });
 
 Deno.test("a file over the size limit is reported as not undoable, the rest restored", async () => {
-  await using ws = await setup({ maxFileBytes: 64 });
+  await using ws = await undoBench("rousseau-undo-", { maxFileBytes: 64 });
   await Deno.writeTextFile(ws.path("big"), "b".repeat(100));
   await Deno.writeTextFile(ws.path("small"), "s");
   await turn(ws.recorder, 1, "bash", {}, () => sh(ws.root, "rm big && echo t > small"));
@@ -192,12 +145,12 @@ Deno.test("a file over the size limit is reported as not undoable, the rest rest
   assertEquals(outcome.notUndoable, [
     { path: ws.path("big"), why: "over the size limit of 64 bytes" },
   ]);
-  assertEquals(await tree(ws.root), { small: "file 644 s" });
+  assertEquals(await snapshotTree(ws.root), { small: "file 644 s" });
 });
 
 Deno.test("the store stays within state.undo.max_bytes; the oldest turns go first", async () => {
   const maxBytes = 2500;
-  await using ws = await setup({ maxBytes });
+  await using ws = await undoBench("rousseau-undo-", { maxBytes });
   for (const name of ["a", "b", "c", "d"]) {
     await Deno.writeTextFile(ws.path(name), name.repeat(1000));
   }
@@ -231,7 +184,7 @@ Deno.test("the store stays within state.undo.max_bytes; the oldest turns go firs
 });
 
 Deno.test("changes under .git and protected paths are not recorded", async () => {
-  await using ws = await setup();
+  await using ws = await undoBench("rousseau-undo-");
   await sh(ws.root, "mkdir -p .git protected && echo ref > .git/HEAD");
   await turn(
     ws.recorder,
@@ -244,7 +197,7 @@ Deno.test("changes under .git and protected paths are not recorded", async () =>
 });
 
 Deno.test("a temporary file made and removed in one turn leaves nothing to undo", async () => {
-  await using ws = await setup();
+  await using ws = await undoBench("rousseau-undo-");
   ws.recorder.beginTurn(1, "tmp");
   await ws.recorder.around("bash", {}, false, () => sh(ws.root, "echo t > tmp"));
   await ws.recorder.around("bash", {}, false, () => sh(ws.root, "rm tmp"));
@@ -254,23 +207,23 @@ Deno.test("a temporary file made and removed in one turn leaves nothing to undo"
 });
 
 Deno.test("undo refuses over a later change, names it, writes nothing; force restores", async () => {
-  await using ws = await setup();
+  await using ws = await undoBench("rousseau-undo-");
   await Deno.writeTextFile(ws.path("f"), "one");
   await Deno.writeTextFile(ws.path("g"), "one");
   await turn(ws.recorder, 1, "bash", {}, () => sh(ws.root, "echo two > f && echo two > g"));
   await Deno.writeTextFile(ws.path("g"), "three");
-  const changed = await tree(ws.root);
+  const changed = await snapshotTree(ws.root);
   const refused = await undo(ws.store);
   assertEquals(refused.conflicts, [ws.path("g")]);
   assertEquals([refused.restored, refused.removed], [[], []]);
-  assertEquals(await tree(ws.root), changed);
+  assertEquals(await snapshotTree(ws.root), changed);
   const forced = await undo(ws.store, { force: true });
   assertEquals(forced.restored, [ws.path("f"), ws.path("g")]);
-  assertEquals(await tree(ws.root), { f: "file 644 one", g: "file 644 one" });
+  assertEquals(await snapshotTree(ws.root), { f: "file 644 one", g: "file 644 one" });
 });
 
 Deno.test("a call whose process died is settled from the mirror by the next holder", async () => {
-  await using ws = await setup();
+  await using ws = await undoBench("rousseau-undo-");
   await Deno.writeTextFile(ws.path("f"), "one");
   await Deno.writeTextFile(ws.path("gone"), "kept");
   // What the recorder leaves on disk just before a call: the record, the scan, the marker.
@@ -294,12 +247,12 @@ Deno.test("a call whose process died is settled from the mirror by the next hold
   assertEquals(outcome.turns, [1]);
   assertEquals(outcome.removed, [ws.path("new")]);
   assertEquals(outcome.restored, [ws.path("f"), ws.path("gone")]);
-  assertEquals(await tree(ws.root), { f: "file 644 one", gone: "file 644 kept" });
+  assertEquals(await snapshotTree(ws.root), { f: "file 644 one", gone: "file 644 kept" });
   assertEquals(ws.store.readPending(key), undefined);
 });
 
 Deno.test("a pending call without its mirror is reported, never read as 'everything created'", async () => {
-  await using ws = await setup();
+  await using ws = await undoBench("rousseau-undo-");
   await Deno.writeTextFile(ws.path("f"), "one");
   const key = mirrorKey([ws.root]);
   ws.recorder.beginTurn(1, "killed");
@@ -317,7 +270,7 @@ Deno.test("a pending call without its mirror is reported, never read as 'everyth
 });
 
 Deno.test("a long call in one workspace holds its workspace only, never the whole store", async () => {
-  await using a = await setup();
+  await using a = await undoBench("rousseau-undo-");
   // A second process's view: its own store object (its own descriptors) on the same state dir.
   const otherRoot = join(a.root, "..", "other");
   await Deno.mkdir(otherRoot);
@@ -360,7 +313,7 @@ Deno.test("a long call in one workspace holds its workspace only, never the whol
 });
 
 Deno.test("a tree larger than the budget is not read again at every scan", async () => {
-  await using ws = await setup();
+  await using ws = await undoBench("rousseau-undo-");
   for (const name of ["a", "b", "c"]) await Deno.writeTextFile(ws.path(name), name.repeat(100));
   let puts = 0;
   let room = false;
