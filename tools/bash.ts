@@ -198,7 +198,22 @@ async function killAll(
   cutShort: boolean,
   program: string,
 ): Promise<void> {
-  if (slot !== undefined) return await reap(slot, child.pid);
+  if (slot !== undefined) {
+    if (cutShort) {
+      // The shell first: until it has joined the slot and taken its own session (the first
+      // things it does), the reaper's kills cannot find it, and a shell slow to get there
+      // went on to run the command after them (a survivor seen under load in CI). Whatever it
+      // started once it had joined is in the slot. Its handle is still ours (not yet waited
+      // for), so this pid is the shell's. (Without a slot, the session script finds the shell
+      // by its pid.)
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+    return await reap(slot, child.pid);
+  }
   if (sandboxed) {
     // Cut short (timeout, cancellation): the whole process group first, not only its leader.
     // A wrapper that had forked but whose child had not yet taken its parent-death signal
