@@ -201,9 +201,9 @@ async function killAll(
   if (slot !== undefined) {
     if (cutShort) {
       // The shell first: until it has joined the slot and taken its own session (the first
-      // things it does), the reaper's kills cannot find it, and a shell slow to get there
-      // went on to run the command after them (a survivor seen under load in CI). Whatever it
-      // started once it had joined is in the slot. Its handle is still ours (not yet waited
+      // things it does), the reaper's kills cannot find it, so a shell slow to get there could
+      // go on to run the command after them. Whatever it started once it had joined is in the
+      // slot. Its handle is still ours (not yet waited
       // for), so this pid is the shell's. (Without a slot, the session script finds the shell
       // by its pid.)
       try {
