@@ -30,8 +30,8 @@ export async function waitForProcess(marker: string, limitMs = 10_000): Promise<
   throw new Error(`no process with ${marker} appeared`);
 }
 
-/** SIGKILLs `pid` and every process below it (found by walking /proc), deepest first. */
-export function killTree(pid: number): void {
+/** Every live process below `pid` (any depth, by walking /proc), deepest first. */
+export function descendants(pid: number): number[] {
   const children = new Map<number, number[]>();
   for (const entry of Deno.readDirSync("/proc")) {
     if (!/^\d+$/.test(entry.name)) continue;
@@ -43,13 +43,20 @@ export function killTree(pid: number): void {
       // Gone meanwhile.
     }
   }
-  const order: number[] = [];
+  const found: number[] = [];
   const walk = (parent: number) => {
-    for (const child of children.get(parent) ?? []) walk(child);
-    order.push(parent);
+    for (const child of children.get(parent) ?? []) {
+      walk(child);
+      found.push(child);
+    }
   };
   walk(pid);
-  for (const target of order) {
+  return found;
+}
+
+/** SIGKILLs every process below `pid`, deepest first, then `pid`. */
+export function killTree(pid: number): void {
+  for (const target of [...descendants(pid), pid]) {
     try {
       Deno.kill(target, "SIGKILL");
     } catch {

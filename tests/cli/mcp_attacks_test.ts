@@ -22,7 +22,7 @@
 import { join } from "node:path";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { CLI_ARGS, REPO, runCli, TEST_HOME } from "../_helpers/cli.ts";
-import { survivors, waitForProcess } from "../_helpers/processes.ts";
+import { descendants, survivors, waitForProcess } from "../_helpers/processes.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 import { MCP_MAX_DEPTH, MCP_MAX_MESSAGE_BYTES } from "../../cli/commands/mcp_stdio.ts";
 import { MCP_MAX_CALLS } from "../../cli/commands/mcp.ts";
@@ -292,32 +292,6 @@ async function shells(command: string): Promise<number> {
     stdout: "piped",
   }).output();
   return new TextDecoder().decode(ps.stdout).trim().split("\n").filter(Boolean).length;
-}
-
-/** Live children of `pid` (any depth), by walking /proc. */
-async function descendants(pid: number): Promise<number[]> {
-  const parents = new Map<number, number>();
-  for await (const entry of Deno.readDir("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      const stat = await Deno.readTextFile(`/proc/${entry.name}/stat`);
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      parents.set(Number(entry.name), ppid);
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  const found: number[] = [];
-  const walk = (parent: number) => {
-    for (const [child, ppid] of parents) {
-      if (ppid === parent) {
-        found.push(child);
-        walk(child);
-      }
-    }
-  };
-  walk(pid);
-  return found;
 }
 
 Deno.test("mcp answers every malformed line with a JSON-RPC error and keeps serving", async () => {
@@ -631,7 +605,7 @@ Deno.test("mcp cancellation stops every call it names, answers none of them, ser
   assertEquals(textOf(await raw.answer("after")), { text: "still here\n", isError: false });
   // Forty sandboxes torn down on a loaded machine may take longer than survivors' 5 s.
   assertEquals(await gone(marker, 60), 0);
-  const children = await descendants(raw.pid);
+  const children = descendants(raw.pid);
   const left = [];
   for (const pid of children) {
     const cmdline = await Deno.readTextFile(`/proc/${pid}/cmdline`).catch(() => "");
