@@ -60,22 +60,17 @@ export const SYSTEM_CALLS: Readonly<Record<string, ShellIdentity["calls"]>> = {
 };
 
 /**
- * The perl program. Arguments: the shell's uid and gid, `unshare(2)`'s and `mount(2)`'s
- * numbers, the cgroup
- * member list to join ("" for none), the number of mounts, then per mount its tree's owner
- * uid and gid, `ro` or `rw` (mapped), `bind` (as it is) or `tmpfs` (a cover; no source), the
- * source and the mount point;
- * then `--` and the argv to exec
- * (none: exit 0 once mounted). All trees are cloned before any is mounted, so a root inside
- * the home directory is cloned from the host's tree, not from the mapped home. Failures
- * print one line, `bash: …`, on stdout (the tool's output) and exit 125.
+ * perl code shared by the programs that mount trees with their owner mapped (this file's and
+ * `_overlay_root.ts`'s). Needs `$uid`, `$gid`, `$unshare`, `$mount` and `fail` in scope.
+ * `mapping(owner, group)` makes (once per pair) a user namespace mapping that owner to the
+ * shell's uid and returns a handle on it; `take_trees(n)` takes n tree specs off `@ARGV` (each:
+ * the tree's owner uid and gid, `ro` or `rw` (mapped), `bind` (as it is) or `tmpfs` (a cover;
+ * no source), the source and the mount point); `clone_tree(spec)` clones one (mounted nowhere
+ * yet), `place_tree(clone)` mounts it; `mount_trees(@specs)` clones all, then mounts all. All
+ * trees are cloned before any is mounted, so a root inside the home directory is cloned from
+ * the host's tree, not from the mapped home.
  */
-export const IDMAP_PERL = String.raw`
-use strict;
-# No modules (POSIX alone costs 20 ms a start): plain exit, and close through a handle.
-$| = 1;
-my ($uid, $gid, $unshare, $mount, $procs, $n) = splice(@ARGV, 0, 6);
-sub fail { print "bash: the unprivileged shell could not be set up: $_[0]\n"; exit(125) }
+export const TREES_PERL = String.raw`
 my %userns;
 sub mapping {
   my ($owner, $group) = @_;
@@ -101,10 +96,16 @@ sub mapping {
   close $done_w; waitpid($pid, 0);
   return $userns{$key} = $ns;
 }
-my @trees;
-for (1 .. $n) {
-  my ($owner, $group, $mode, $src, $dst) = splice(@ARGV, 0, 5);
-  if ($mode eq "tmpfs") { push @trees, [undef, $dst]; next }
+sub take_trees {
+  my @specs;
+  push @specs, [splice(@ARGV, 0, 5)] for 1 .. $_[0];
+  return @specs;
+}
+# One tree cloned (not yet mounted anywhere): [fd, mount point], or [undef, mount point] for a
+# cover.
+sub clone_tree {
+  my ($owner, $group, $mode, $src, $dst) = @{$_[0]};
+  return [undef, $dst] if $mode eq "tmpfs";
   my $path = $src;
   # open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)
   my $fd = syscall(428, -100, $path, 1 | 0x80000);
@@ -118,15 +119,16 @@ for (1 .. $n) {
     syscall(442, $fd, $empty, 0x1000, $attr, 32) == 0
       or fail("$src cannot be mounted with its owner mapped: $!");
   }
-  push @trees, [$fd, $dst];
+  return [$fd, $dst];
 }
-for (@trees) {
-  my ($fd, $dst) = @$_;
+# Mounts a cloned tree (or a cover) at its mount point.
+sub place_tree {
+  my ($fd, $dst) = @{$_[0]};
   if (!defined $fd) {
     my ($type, $target, $data) = ("tmpfs", $dst, "mode=0755");
     syscall($mount, $type, $target, $type, 0x2 | 0x4, $data) == 0
       or fail("$dst cannot be covered: $!");
-    next;
+    return;
   }
   # Below a cover the mount point is made (in the tmpfs); elsewhere it exists.
   if (!-e $dst) {
@@ -142,6 +144,26 @@ for (@trees) {
   my $h;
   open($h, "<&=", $fd) and close($h);
 }
+sub mount_trees {
+  my @trees = map { clone_tree($_) } @_;
+  place_tree($_) for @trees;
+}
+`;
+
+/**
+ * The perl program. Arguments: the shell's uid and gid, `unshare(2)`'s and `mount(2)`'s
+ * numbers, the cgroup member list to join ("" for none), the number of mounts, then per mount
+ * its spec (see {@linkcode TREES_PERL}); then `--` and the argv to exec (none: exit 0 once
+ * mounted). Failures print one line, `bash: …`, on stdout (the tool's output) and exit 125.
+ */
+export const IDMAP_PERL = String.raw`
+use strict;
+# No modules (POSIX alone costs 20 ms a start): plain exit, and close through a handle.
+$| = 1;
+my ($uid, $gid, $unshare, $mount, $procs, $n) = splice(@ARGV, 0, 6);
+sub fail { print "bash: the unprivileged shell could not be set up: $_[0]\n"; exit(125) }
+` + TREES_PERL + String.raw`
+mount_trees(take_trees($n));
 if ($procs ne "") {
   my $f;
   open($f, ">", $procs) && print($f "$$") && close($f)
@@ -175,15 +197,10 @@ function ownerOf(path: string): { uid: number; gid: number } | undefined {
 }
 
 /**
- * The perl argv that mounts `trees` (the home directory first when it is mapped and the
- * caller did not list it), joins `procs` when given, then execs `exec` (if any).
+ * The tree specs (five arguments each, see {@linkcode TREES_PERL}) that mount `trees`: the
+ * covers first, then the home directory when it is mapped and the caller did not list it.
  */
-export function idmapArgv(
-  identity: ShellIdentity,
-  trees: readonly MappedTree[],
-  procs: string | undefined,
-  exec: readonly string[],
-): string[] {
+export function treeSpecs(identity: ShellIdentity, trees: readonly MappedTree[]): string[] {
   const home = identity.home;
   const all: (MappedTree & { cover?: boolean })[] = [
     ...(identity.covers ?? []).map((dst) => ({ src: "", dst, readOnly: true, cover: true })),
@@ -209,6 +226,20 @@ export function idmapArgv(
       tree.dst,
     );
   }
+  return spec;
+}
+
+/**
+ * The perl argv that mounts `trees` (the home directory first when it is mapped and the
+ * caller did not list it), joins `procs` when given, then execs `exec` (if any).
+ */
+export function idmapArgv(
+  identity: ShellIdentity,
+  trees: readonly MappedTree[],
+  procs: string | undefined,
+  exec: readonly string[],
+): string[] {
+  const spec = treeSpecs(identity, trees);
   return [
     identity.perl,
     "-e",
@@ -218,7 +249,7 @@ export function idmapArgv(
     String(identity.calls.unshare),
     String(identity.calls.mount),
     procs ?? "",
-    String(all.length),
+    String(spec.length / 5),
     ...spec,
     "--",
     ...exec,

@@ -41,7 +41,8 @@ import { basename, dirname, join } from "node:path";
 import { isProtected } from "./_paths.ts";
 import { osReason } from "./_os_error.ts";
 import type { ChangeSet, ObservedChange, SkippedChange, Workspace } from "./data_types.ts";
-import { dropArgv, idmapArgv, namespaceArgv, type ShellIdentity } from "./_identity.ts";
+import { dropArgv, type ShellIdentity } from "./_identity.ts";
+import { rootOverlayArgs, rootOverlayCall } from "./_overlay_root.ts";
 
 /** What the overlay needs; present on the sandbox when overlays work here. */
 export interface OverlaySetup {
@@ -69,9 +70,14 @@ export type { ChangeSet, ObservedChange, SkippedChange };
 /** One command's scratch directory and the argv that runs it over the overlays. */
 export interface PreparedOverlay {
   readonly dir: string;
-  /** The program to start: setpriv(1), which also runs `ln -s` when a link cannot be renamed. */
+  /**
+   * The program to start: setpriv(1), or perl as root with an unprivileged shell
+   * (`_overlay_root.ts`); it also makes a link when one cannot be renamed into place.
+   */
   readonly program: string;
   readonly roots: readonly string[];
+  /** Whether `program` leads a session of its own; otherwise it must be started in one. */
+  readonly ownSession: boolean;
   /**
    * The times of a file made just before the command: a path of the roots with a later
    * mtime (ms) or ctime was changed by someone else meanwhile. Deno reports ctime in whole
@@ -87,43 +93,51 @@ export interface PreparedOverlay {
    * The arguments of `program` that mount the overlays, run bwrap, then list deletions.
    * `wrap` turns the argv that starts bwrap (after the drop to the unprivileged uid, if any)
    * into the one to run (the sandbox's network set-up; see `withNetwork` in `_sandbox.ts`).
+   * As root (with `input`), only the set-up that does not depend on the call: the program
+   * then waits for `input` on its stdin, and the arguments given here are not used.
    */
   argv(
     bwrap: string,
     bwrapArgs: readonly string[],
     wrap?: (exec: readonly string[]) => string[],
   ): string[];
+  /**
+   * As root: what `program` must be given on its stdin (which then ends) to run the call —
+   * the scratch directory, bwrap's argv (as `argv` takes it) and the seccomp filter bwrap
+   * loads. Absent otherwise: stdin carries only the filter (`spawnSandboxed`).
+   */
+  input?(
+    bwrap: string,
+    bwrapArgs: readonly string[],
+    wrap: ((exec: readonly string[]) => string[]) | undefined,
+    filter: Uint8Array | undefined,
+  ): Uint8Array;
 }
 
 /**
- * Run by `/bin/sh` inside the new namespaces: `$1` mount(8), `$2` the scratch directory, `$3`
- * how many roots, `$4` `bind` (bind each root read-only as its lower layer) or `mapped` (the
- * idmapping program mounted them already), `$5` the pids cgroup's member list to join or
- * "", then the roots, then bwrap's argv. Writes `ready` once every overlay is
+ * Run by `/bin/sh` inside the new namespaces (rousseau not root; as root, `_overlay_root.ts`
+ * does the same in one perl process): `$1` mount(8), `$2` the scratch directory, `$3` how many
+ * roots, then the roots (each bound read-only as its lower layer), then bwrap's argv. Writes
+ * `ready` once every overlay is
  * mounted (its absence with an `error` file means the set-up failed), runs bwrap, then writes
  * each root's `listing`: `X<dir>/<name>\0` for each name below (in the lower layer) of a
  * directory of the upper layer that the merged view no longer has — a deletion. An empty
  * upper layer needs no listing. Only shell built-ins run per directory.
  */
 const OUTER = `
-m=$1 d=$2 n=$3 b=$4 j=$5
-shift 5
+m=$1 d=$2 n=$3
+shift 3
 i=0
 for r; do
   [ "$i" -lt "$n" ] || break
   eval "r_$i=\\$r"
-  if [ "$b" = bind ]; then "$m" --bind -o ro -- "$r" "$d/$i/l" 2>>"$d/error" || exit 125; fi
-  # Below a cover (a directory the unprivileged shell could not pass) the root is made there.
-  [ -d "$r" ] || mkdir -p -- "$r" 2>>"$d/error" || exit 125
+  "$m" --bind -o ro -- "$r" "$d/$i/l" 2>>"$d/error" || exit 125
   "$m" -t overlay overlay -o "lowerdir=$d/$i/l,upperdir=$d/$i/u,workdir=$d/$i/w,userxattr" -- "$r" 2>>"$d/error" ||
     exit 125
   i=$((i + 1))
 done
 shift "$n"
 : > "$d/ready"
-if [ -n "$j" ]; then
-  { echo $$ > "$j"; } 2>/dev/null || { echo "bash: cannot join the process-limit cgroup $j"; exit 125; }
-fi
 "$@"
 rc=$?
 i=0
@@ -202,65 +216,59 @@ export function prepareOverlay(
     const info = Deno.statSync(root);
     return { uid: info.uid ?? 0, gid: info.gid ?? 0 };
   });
-  const outer = (mode: "bind" | "mapped", run: readonly string[]) => [
+  const outer = (args: readonly string[], run: readonly string[]) => [
     "/bin/sh",
     "-c",
     OUTER,
     "/bin/sh",
-    setup.mount,
-    dir,
-    String(roots.length),
-    mode,
-    mode === "mapped" ? procs ?? "" : "",
-    ...roots,
+    ...args,
     ...run,
   ];
   return {
     dir,
-    program: setup.setpriv,
+    program: identity === undefined ? setup.setpriv : identity.perl,
     roots,
+    ownSession: identity !== undefined,
     stamp,
     ...(owners === undefined ? {} : { owners }),
     argv: (bwrap, bwrapArgs, wrap = (exec) => [...exec]) =>
-      identity !== undefined
-        ? [
-          // As real root (idmapping needs it): the lower layers are the roots mapped to the
-          // shell's uid, read-only; the shell then drops to that uid before bwrap.
-          ...namespaceArgv(identity),
-          ...idmapArgv(
-            identity,
-            [
-              // The scratch directory first: it may lie in the home directory, which is
-              // mounted over read-only; the lower layers are then mounted inside it.
-              { src: dir, dst: dir, readOnly: false, asIs: true },
-              ...roots.map((root, i) => ({
-                src: root,
-                dst: join(dir, String(i), "l"),
-                readOnly: true,
-              })),
-            ],
-            undefined,
-            outer("mapped", wrap([...dropArgv(identity), bwrap, ...bwrapArgs])),
-          ),
-        ]
-        : [
-          "--pdeathsig",
-          "KILL",
-          "--",
-          setup.unshare,
-          "--user",
-          "--map-root-user",
-          "--mount",
-          // Its own PID namespace, whose init (the shell) unshare kills when it dies: killing
-          // unshare ends the shell, bwrap and the command together. bwrap's --die-with-parent
-          // alone does not hold once bwrap has changed its credentials.
-          "--pid",
-          "--fork",
-          "--kill-child=SIGKILL",
-          "--propagation",
-          "private",
-          ...outer("bind", wrap([bwrap, ...bwrapArgs])),
-        ],
+      identity !== undefined ? rootOverlayArgs(identity, setup.base, roots) : [
+        "--pdeathsig",
+        "KILL",
+        "--",
+        setup.unshare,
+        "--user",
+        "--map-root-user",
+        "--mount",
+        // Its own PID namespace, whose init (the shell) unshare kills when it dies: killing
+        // unshare ends the shell, bwrap and the command together. bwrap's --die-with-parent
+        // alone does not hold once bwrap has changed its credentials.
+        "--pid",
+        "--fork",
+        "--kill-child=SIGKILL",
+        "--propagation",
+        "private",
+        ...outer([setup.mount, dir, String(roots.length), ...roots], wrap([bwrap, ...bwrapArgs])),
+      ],
+    ...(identity === undefined ? {} : {
+      // As real root (idmapping needs it), one perl process (`_overlay_root.ts`): the lower
+      // layers are the roots mapped to the shell's uid, read-only; it drops to that uid before
+      // bwrap, unless the network set-up `wrap` puts before bwrap drops itself (it runs as
+      // root, then drops: `dropArgv` is in what it returns).
+      input: (
+        bwrap: string,
+        bwrapArgs: readonly string[],
+        wrap: ((exec: readonly string[]) => string[]) | undefined,
+        filter: Uint8Array | undefined,
+      ) => {
+        const plain = [bwrap, ...bwrapArgs];
+        const dropping = [...dropArgv(identity), ...plain];
+        const wrapped = wrap?.(dropping) ?? dropping;
+        const same = wrapped.length === dropping.length &&
+          wrapped.every((arg, i) => arg === dropping[i]);
+        return rootOverlayCall(dir, procs, same, same ? plain : wrapped, filter);
+      },
+    }),
   };
 }
 
@@ -519,19 +527,22 @@ function copyFile(from: string, to: string, mode: number): void {
 
 /**
  * Puts the command's symbolic link at `temp`: renamed from the upper layer (a link there is
- * always new: links cannot be changed in place), or, across filesystems, made by `ln -s`
- * run through setpriv(1) (the worker's one program: Deno makes links only with unscoped
- * permissions).
+ * always new: links cannot be changed in place), or, across filesystems, made by `program`,
+ * the worker's one program (Deno makes links only with unscoped permissions): perl itself, or
+ * `ln -s` run through setpriv(1).
  */
-function placeLink(setpriv: string, change: ObservedChange, temp: string): void {
+function placeLink(program: string, change: ObservedChange, temp: string): void {
   try {
     Deno.renameSync(change.upper!, temp);
     return;
   } catch (error) {
     if ((error as { code?: string }).code !== "EXDEV") throw error;
   }
-  const out = new Deno.Command(setpriv, {
-    args: ["--pdeathsig", "KILL", "--", "/bin/ln", "-s", "--", change.target!, temp],
+  const args = program.endsWith("/perl")
+    ? ["-e", 'symlink($ARGV[0], $ARGV[1]) or die "ln: $ARGV[1]: $!\\n"', change.target!, temp]
+    : ["--pdeathsig", "KILL", "--", "/bin/ln", "-s", "--", change.target!, temp];
+  const out = new Deno.Command(program, {
+    args,
     stdin: "null",
     stdout: "null",
     stderr: "piped",

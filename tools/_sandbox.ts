@@ -245,24 +245,31 @@ export function withNetwork(sandbox: Sandbox, exec: readonly string[]): string[]
 /**
  * Starts a sandboxed command (`program`/`options` from {@linkcode sandboxCommand} or the
  * overlay): with a seccomp filter, stdin is a pipe that carries the filter to bwrap and then
- * ends (the command's own stdin is /dev/null: `bash.ts` redirects it).
+ * ends (the command's own stdin is /dev/null: `bash.ts` redirects it). With `input` (the root
+ * overlay's program: see `PreparedOverlay.input`, which holds the filter), stdin carries that.
  */
 export function spawnSandboxed(
   sandbox: Sandbox,
   program: string,
   options: Omit<Deno.CommandOptions, "stdin">,
+  input?: Uint8Array,
 ): Deno.ChildProcess {
-  const filter = sandbox.seccomp;
+  const filter = input ?? sandbox.seccomp;
   const child = new Deno.Command(program, {
     ...options,
     stdin: filter === undefined ? "null" : "piped",
   }).spawn();
-  if (filter !== undefined) {
-    const writer = child.stdin.getWriter();
-    // The filter is a few hundred bytes: it fits the pipe, so this never waits on bwrap.
-    writer.write(filter).then(() => writer.close()).catch(() => {});
-  }
+  if (filter !== undefined) feed(child, filter);
   return child;
+}
+
+/**
+ * Writes `bytes` to the child's stdin, then closes it. A filter is a few hundred bytes: it fits
+ * the pipe, so this never waits on bwrap; a call's input is read whole before anything runs.
+ */
+export function feed(child: Deno.ChildProcess, bytes: Uint8Array): void {
+  const writer = child.stdin.getWriter();
+  writer.write(bytes).then(() => writer.close()).catch(() => {});
 }
 
 /**

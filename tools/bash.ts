@@ -22,6 +22,7 @@ import { defineTool, ToolError } from "./define.ts";
 import { parseFields, requireNonEmpty } from "./_input.ts";
 import { HeadTail } from "./_truncate.ts";
 import {
+  feed,
   procsToJoinInside,
   procsToJoinOutside,
   type Sandbox,
@@ -30,6 +31,7 @@ import {
   spawnSandboxed,
   withNetwork,
 } from "./_sandbox.ts";
+import { park, takeParked } from "./_bash_park.ts";
 import {
   applyChanges,
   ApplyError,
@@ -448,7 +450,7 @@ async function runShell(
   context: ToolContext,
   prepared?: PreparedOverlay,
 ): Promise<string> {
-  const { workspace, limits, signal, env, sandbox } = context;
+  const { workspace, signal, env, sandbox } = context;
   signal.throwIfAborted();
   const cwd = workspace.roots[0]!;
   // Under bwrap, killing bwrap ends its PID namespace: the session only keeps the terminal's
@@ -459,16 +461,13 @@ async function runShell(
   signal.throwIfAborted();
   const slot = reaper === undefined ? undefined : takeSlot(reaper);
   const shell = shellArgv(command, setsid, sandbox, slot);
+  const wrap = (exec: readonly string[]) => withNetwork(sandbox!, exec);
   const { program, args } = sandbox === undefined
     ? { program: SHELL, args: shell.slice(1) }
     : prepared !== undefined
     ? {
       program: prepared.program,
-      args: prepared.argv(
-        sandbox.bwrap,
-        sandboxArgs(sandbox, workspace.roots, cwd, shell),
-        (exec) => withNetwork(sandbox, exec),
-      ),
+      args: prepared.argv(sandbox.bwrap, sandboxArgs(sandbox, workspace.roots, cwd, shell), wrap),
     }
     : sandboxCommand(sandbox, workspace.roots, cwd, shell);
   const options: Omit<Deno.CommandOptions, "stdin"> = {
@@ -480,12 +479,48 @@ async function runShell(
     // Under the overlay, git's opportunistic index refresh (`git status`) would be a write
     // to judge like any other: ask git not to make it.
     env: prepared ? { ...env, GIT_OPTIONAL_LOCKS: "0" } : { ...env },
-    detached: setsid === undefined,
+    // The root overlay's perl program leads a session itself: `detached` would fork the
+    // whole runtime to make one.
+    detached: setsid === undefined && prepared?.input === undefined,
   };
-  const child = sandbox === undefined
-    ? new Deno.Command(program, { ...options, stdin: "null" }).spawn()
-    : spawnSandboxed(sandbox, program, options);
+  let child: Deno.ChildProcess;
+  let parkNext: (() => void) | undefined;
+  if (sandbox !== undefined && prepared?.input !== undefined) {
+    // As root under the overlay: the set-up does not depend on the call, so it may have been
+    // started ahead (`_bash_park.ts`); the call is handed to it on stdin. The next call's is
+    // started once this one is over.
+    const input = prepared.input(
+      sandbox.bwrap,
+      sandboxArgs(sandbox, workspace.roots, cwd, shell),
+      wrap,
+      sandbox.seccomp,
+    );
+    const key = JSON.stringify([program, options.args, options.cwd, options.env]);
+    const start = () => new Deno.Command(program, { ...options, stdin: "piped" }).spawn();
+    child = takeParked(key) ?? start();
+    feed(child, input);
+    parkNext = () => park(key, start);
+  } else {
+    child = sandbox === undefined
+      ? new Deno.Command(program, { ...options, stdin: "null" }).spawn()
+      : spawnSandboxed(sandbox, program, options);
+  }
+  try {
+    return await collect(child, context, program, slot, prepared);
+  } finally {
+    if (parkNext !== undefined) setTimeout(parkNext, 0);
+  }
+}
 
+/** Reads the started command's output, waits for it, and turns how it ended into the result. */
+async function collect(
+  child: Deno.ChildProcess,
+  context: ToolContext,
+  program: string,
+  slot: Slot | undefined,
+  prepared: PreparedOverlay | undefined,
+): Promise<string> {
+  const { limits, signal, sandbox } = context;
   const output = new HeadTail(limits.bashMaxOutputBytes);
   type End = "exit" | "timeout" | "cancel";
   let ended = "exit" as End;

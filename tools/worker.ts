@@ -15,6 +15,7 @@ import { Registry } from "./registry.ts";
 import { runTool } from "./host.ts";
 import { askFdChannel } from "./_fd_channel.ts";
 import { setOpenedPathLookup } from "./_workspace.ts";
+import { enableParking } from "./_bash_park.ts";
 import type { AnyTool, ChangeVerdict, ToolContext } from "./types.ts";
 import type { ChangeSet } from "./_overlay.ts";
 import type { WorkerReply, WorkerRequest } from "./_worker_protocol.ts";
@@ -142,6 +143,8 @@ scope.onmessage = async (event: MessageEvent<WorkerRequest>) => {
     try {
       if (message.fdChannel !== undefined) setOpenedPathLookup(askFdChannel(message.fdChannel));
       if (message.modules.length > 0) forbidStopping();
+      // bash's next set-up may start ahead here: whatever it leaves dies with this thread.
+      if (message.builtins !== false) enableParking();
       registry = new Registry([
         ...message.builtins === false ? [] : createBuiltinTools(),
         ...await loadModules(message.modules),

@@ -30,16 +30,16 @@ export interface WorkerPermissions {
 /**
  * The worker's grants for `workspace`: read on its roots (and `/proc/self/fd`, for the
  * open checks), write on its roots, run on `/bin/sh` — or on bwrap only, when bash is
- * sandboxed, or on setpriv(1) only (plus read and write on the scratch directory) when it
- * runs under the overlay — and nothing else.
+ * sandboxed, or on setpriv(1) only (perl as root, with an unprivileged shell; plus read and
+ * write on the scratch directory) when it runs under the overlay — and nothing else.
  */
 export function derivePermissions(
   workspace: Pick<Workspace, "roots">,
   options: { write?: boolean; run?: boolean; sandbox?: Sandbox } = {},
 ): WorkerPermissions {
   // Under the overlay the worker itself makes the upper layers, reads them and applies what
-  // was judged: it needs the scratch directory, setpriv(1) (which starts unshare), and write
-  // on the roots.
+  // was judged: it needs the scratch directory, setpriv(1) (which starts unshare; as root with
+  // an unprivileged shell, perl, which makes the namespaces itself), and write on the roots.
   const overlay = options.run === false ? undefined : options.sandbox?.overlay;
   const scratch = overlay === undefined ? [] : [overlay.base];
   const write = options.write === false && overlay === undefined ? [] : [...workspace.roots];
@@ -49,7 +49,7 @@ export function derivePermissions(
     run: options.run === false
       ? []
       : overlay !== undefined
-      ? [overlay.setpriv]
+      ? [options.sandbox?.identity?.perl ?? overlay.setpriv]
       : options.sandbox?.identity !== undefined
       ? [options.sandbox.identity.setpriv]
       // With a network of its own, perl starts first (it makes the namespace; `_usernet.ts`).

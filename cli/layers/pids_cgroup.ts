@@ -1,6 +1,6 @@
 /**
  * The pids cgroup that bounds how many processes sandboxed bash may have
- * (`tools.bash.max_processes`): one cgroup per rousseau process, `<pids hierarchy>/rousseau/<pid>-<PID namespace>`,
+ * (`tools.bash.max_processes`): one cgroup per rousseau process, `<pids hierarchy>/rousseau/<pid>-<PID namespace>-<random>` (one per isolate),
  * made when the sandbox is resolved and removed when the process exits (and, after a crash, by
  * the next rousseau that finds it empty). Each sandboxed command writes its own pid into the
  * cgroup's member list first — the only file of the cgroup tree writable inside the sandbox — so
@@ -82,7 +82,8 @@ function pidNamespace(): number | undefined {
 }
 
 /** `<pid>-<PID namespace>`: the name of a rousseau process's cgroup under `rousseau/`. */
-const NAME = /^(\d+)-(\d+)$/;
+/** `<pid>-<PID namespace>-<random>`: the random part per isolate (see `create`). */
+const NAME = /^(\d+)-(\d+)(?:-[0-9a-f]+)?$/;
 
 /**
  * Removes the cgroups of rousseau processes that are gone (a crash skips the exit hook).
@@ -136,7 +137,10 @@ function create(max: number): PidsResult {
   }
   const parent = join(hierarchy.mount, "rousseau");
   const namespace = pidNamespace();
-  const dir = join(parent, `${Deno.pid}-${namespace ?? "unknown"}`);
+  // Isolates of one process (test files run side by side) each make and remove their own: a
+  // name shared by pid alone was removed at one's exit under the others' running calls.
+  const random = crypto.getRandomValues(new Uint32Array(1))[0]!.toString(16);
+  const dir = join(parent, `${Deno.pid}-${namespace ?? "unknown"}-${random}`);
   try {
     if (hierarchy.version === 2) enablePids(hierarchy.mount);
     Deno.mkdirSync(parent, { recursive: true });

@@ -136,6 +136,7 @@ async function trial(
   program: string,
   args: string[],
   cwd?: string,
+  input?: Uint8Array,
 ): Promise<Deno.CommandOutput> {
   return await spawnSandboxed(sandbox, program, {
     args,
@@ -144,7 +145,7 @@ async function trial(
     stderr: "piped",
     clearEnv: true,
     env: { PATH: "/usr/bin:/bin:/usr/sbin:/sbin" },
-  }).output();
+  }, input).output();
 }
 
 /** The keyring filter when bwrap loads it here, or why it is not used. */
@@ -339,16 +340,15 @@ async function probeOverlay(
       ...(fitted.identity === undefined ? {} : { identity: fitted.identity }),
     });
     scratch = prepared.dir;
-    const args = prepared.argv(
-      fitted.bwrap,
-      sandboxArgs(fitted, [lower], lower, [
-        "/bin/sh",
-        "-c",
-        "exec </dev/null; rm gone && mkdir made && : > made/new",
-      ]),
-      (exec) => withNetwork(fitted, exec),
-    );
-    const out = await trial(fitted, prepared.program, args, lower);
+    const bwrapArgs = sandboxArgs(fitted, [lower], lower, [
+      "/bin/sh",
+      "-c",
+      "exec </dev/null; rm gone && mkdir made && : > made/new",
+    ]);
+    const wrap = (exec: readonly string[]) => withNetwork(fitted, exec);
+    const args = prepared.argv(fitted.bwrap, bwrapArgs, wrap);
+    const input = prepared.input?.(fitted.bwrap, bwrapArgs, wrap, fitted.seccomp);
+    const out = await trial(fitted, prepared.program, args, lower, input);
     const problem = setupProblem(prepared);
     if (problem !== undefined) {
       // The unprivileged shell's set-up says why on stdout when it fails first.

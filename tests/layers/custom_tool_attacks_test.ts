@@ -5,7 +5,7 @@
  * to change what the built-in tools do or answer.
  *
  * Until the custom modules got a worker of their own, they shared the built-ins' isolate and
- * grants: a module could run sh (or bwrap, or setpriv, whichever bash was granted) with the
+ * grants: a module could run sh (or bwrap, setpriv or perl, whichever bash was granted) with the
  * process's whole environment (ANTHROPIC_API_KEY included), read the scrubbed environment
  * from `context.env`, and hook `postMessage` to forge the built-in read's answer.
  *
@@ -49,7 +49,12 @@ function firstToolResult(server: { requests: readonly RecordedRequest[] }): stri
   return toolResults(server, 1)[0]?.text ?? "(no tool result)";
 }
 
-const NO_PROCESS = ["sh: NotCapable", "bwrap: NotCapable", "setpriv: NotCapable"];
+const NO_PROCESS = [
+  "sh: NotCapable",
+  "bwrap: NotCapable",
+  "setpriv: NotCapable",
+  "perl: NotCapable",
+];
 
 Deno.test("a custom module cannot start a process when bash is not allowed", async () => {
   await using ws = await tmpWorkspace();

@@ -90,7 +90,7 @@ Deno.test({
     await using s = await seat();
     const first = await s.bash(FIND_CGROUP + 'echo "cg=$cg"');
     assertEquals(first.code, 0, first.stdout + first.stderr);
-    const own = /cg=(\S+)\/\d+-\d+\n/.exec(first.stdout);
+    const own = /cg=(\S+)\/\d+-\d+-[0-9a-f]+\n/.exec(first.stdout);
     assert(own !== null, first.stdout);
     const parent = own[1]!;
     const namespace = (await Deno.stat("/proc/self/ns/pid")).ino!;

@@ -58,6 +58,11 @@ export default [
           () => spawn("/usr/bin/bwrap", ["--bind", "/", "/", "/bin/sh", "-c", leak]),
         ),
         await attempt("setpriv", () => spawn("/usr/bin/setpriv", ["/bin/sh", "-c", leak])),
+        // perl: the run grant bash has as root under the overlay (tools/_overlay_root.ts).
+        await attempt(
+          "perl",
+          () => spawn("/usr/bin/perl", ["-e", `exec("/bin/sh", "-c", '${leak}')`]),
+        ),
       ].join("\n");
     },
   },

@@ -1,0 +1,236 @@
+/**
+ * bash's set-up started ahead (`tools/_bash_park.ts`): as root under the overlay, the tool
+ * worker starts the next call's perl set-up once a call is over, and the next call hands it
+ * the command. These tests run it as the CLI does (a real worker, real bwrap, real overlays)
+ * and look at the processes: one parked set-up serves one call only; what is written to the
+ * workspace while it waits (on disk, by the write tool, a root replaced) is what the command
+ * sees; it dies with the worker and with a killed process; nothing is left in the scratch
+ * directory or $TMPDIR.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { assert, assertEquals } from "../_helpers/assert.ts";
+import { descendants } from "../_helpers/processes.ts";
+import { serveMcp } from "../_helpers/mcp_client.ts";
+import { resolveSandbox } from "../../cli/layers/sandbox.ts";
+import { createWorkerHost, createWorkspace, DEFAULT_LIMITS } from "../../tools/mod.ts";
+import { OVERLAY_ROOT_PERL } from "../../tools/_overlay_root.ts";
+
+const ENV = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/nonexistent", LC_ALL: "C" };
+
+/** The argv of a live process, or undefined once it is gone. */
+function argvOf(pid: number): string[] | undefined {
+  try {
+    return Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\0");
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The root overlay set-ups (perl, parent and init) running below `pid`, for the scratch base
+ * `scratch` when given (test files run side by side in one process).
+ */
+function setUps(pid: number, scratch?: string): number[] {
+  return descendants(pid).filter((p) => {
+    const argv = argvOf(p);
+    return argv?.[2] === OVERLAY_ROOT_PERL && (scratch === undefined || argv.includes(scratch));
+  });
+}
+
+/** Whether `pid` is alive (not gone, not a zombie). */
+function alive(pid: number): boolean {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return !stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether one of `pids` is a set-up that has cloned its trees and waits for the call: its
+ * mount table holds the scratch base, mounted after every tree was cloned.
+ */
+function waiting(pids: readonly number[], scratch: string): boolean {
+  return pids.some((pid) => {
+    try {
+      return Deno.readTextFileSync(`/proc/${pid}/mountinfo`).split("\n").some((line) =>
+        line.split(" ")[4] === scratch
+      );
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Polls `probe` until it returns something truthy; throws with `what` after 30 s. */
+async function until<T>(what: string, probe: () => T | undefined | false): Promise<T> {
+  for (let i = 0; i < 600; i++) {
+    const value = probe();
+    if (value) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`waited 30 s for ${what}`);
+}
+
+interface Bench extends AsyncDisposable {
+  readonly root: string;
+  readonly scratch: string;
+  /** The $TMPDIR the commands and their set-up are given. */
+  readonly tmp: string;
+  readonly host: Awaited<ReturnType<typeof createWorkerHost>>;
+  bash(command: string, signal?: AbortSignal): Promise<{ output: string; isError: boolean }>;
+}
+
+/** A root owned by root, the CLI's sandbox for it (overlay, unprivileged shell), a worker. */
+async function bench(): Promise<Bench> {
+  const top = await Deno.makeTempDir({ prefix: "rousseau-test-" });
+  try {
+    await Deno.chmod(top, 0o755);
+    const root = join(top, "ws");
+    const stateDir = join(top, "state");
+    const tmp = join(top, "tmp");
+    await Deno.mkdir(root, { mode: 0o755 });
+    await Deno.mkdir(stateDir);
+    await Deno.mkdir(tmp);
+    const report = await resolveSandbox(
+      { values: {}, stateDir, protectedPaths: [stateDir] },
+      { PATH: ENV.PATH },
+    );
+    assert(report.sandbox?.overlay !== undefined, `no overlay here: ${report.overlayProblem}`);
+    assert(report.sandbox.identity !== undefined, `not unprivileged: ${report.identityProblem}`);
+    const workspace = await createWorkspace([root]);
+    const host = await createWorkerHost({
+      workspace,
+      limits: DEFAULT_LIMITS,
+      env: { ...ENV, TMPDIR: tmp },
+      sandbox: report.sandbox,
+    });
+    const scratch = report.sandbox.overlay.base;
+    return {
+      root,
+      scratch,
+      tmp,
+      host,
+      async bash(command, signal = new AbortController().signal) {
+        return await host.call("bash", { command }, signal);
+      },
+      async [Symbol.asyncDispose]() {
+        host.close();
+        await until("the set-ups to end", () => setUps(Deno.pid, scratch).length === 0);
+        await Deno.remove(top, { recursive: true });
+      },
+    };
+  } catch (error) {
+    await Deno.remove(top, { recursive: true });
+    throw error;
+  }
+}
+
+Deno.test("a parked bash set-up serves one call only: the call after it gets a new one", async () => {
+  await using b = await bench();
+  assertEquals(await b.bash("true"), { output: "", isError: false });
+  const first = await until(
+    "a parked set-up",
+    () => setUps(Deno.pid, b.scratch).length > 0 && setUps(Deno.pid, b.scratch),
+  );
+  // The next call runs in it: its command appears below it.
+  const cut = new AbortController();
+  const pending = b.bash("sleep 300", cut.signal);
+  await until(
+    "the command below the parked set-up",
+    () =>
+      first.some((pid) =>
+        descendants(pid).some((d) => argvOf(d)?.[0] === "sleep" || argvOf(d)?.[0] === "/bin/sleep")
+      ),
+  );
+  cut.abort();
+  const result = await pending;
+  assert(result.isError && result.output.endsWith("bash: cancelled"), result.output);
+  await until("the used set-up to end", () => first.every((pid) => !alive(pid)));
+  const second = await until("a new parked set-up", () => {
+    const now = setUps(Deno.pid, b.scratch);
+    return now.length > 0 && now;
+  });
+  assertEquals(second.filter((pid) => first.includes(pid)), []);
+  // And that one serves the next call, and is gone after it.
+  assertEquals(await b.bash("echo again"), { output: "again\n", isError: false });
+  await until("the second set-up to end", () => second.every((pid) => !alive(pid)));
+});
+
+Deno.test("a parked bash set-up shows the workspace as it is at the call, not as it was parked", async () => {
+  await using b = await bench();
+  await Deno.writeTextFile(join(b.root, "kept.txt"), "before\n");
+  await Deno.writeTextFile(join(b.root, "gone.txt"), "x\n");
+  assertEquals(await b.bash("cat kept.txt"), { output: "before\n", isError: false });
+  const parked = await until(
+    "a parked set-up",
+    () => waiting(setUps(Deno.pid, b.scratch), b.scratch) && setUps(Deno.pid, b.scratch),
+  );
+  await Deno.writeTextFile(join(b.root, "kept.txt"), "changed on disk\n");
+  await Deno.writeTextFile(join(b.root, "disk.txt"), "written on disk\n");
+  await Deno.remove(join(b.root, "gone.txt"));
+  const wrote = await b.host.call(
+    "write",
+    { path: join(b.root, "tool.txt"), content: "written by the write tool\n" },
+    new AbortController().signal,
+  );
+  assert(!wrote.isError, wrote.output);
+  assertEquals(await b.bash("cat kept.txt disk.txt tool.txt; ls"), {
+    output: "changed on disk\nwritten on disk\nwritten by the write tool\n" +
+      "disk.txt\nkept.txt\ntool.txt\n",
+    isError: false,
+  });
+  // That call was the parked set-up's.
+  await until("the parked set-up to be used", () => parked.every((pid) => !alive(pid)));
+  // A root replaced by another directory at its path while a set-up waits: the call sees the
+  // new one (the parked set-up, holding the old one, is not used).
+  await until("a parked set-up", () => waiting(setUps(Deno.pid, b.scratch), b.scratch));
+  await Deno.rename(b.root, `${b.root}.old`);
+  await Deno.mkdir(b.root, { mode: 0o755 });
+  await Deno.writeTextFile(join(b.root, "new-root.txt"), "the new root\n");
+  assertEquals(await b.bash("ls; cat new-root.txt"), {
+    output: "new-root.txt\nthe new root\n",
+    isError: false,
+  });
+});
+
+Deno.test("a parked bash set-up dies with its worker and leaves nothing in the scratch directory or $TMPDIR", async () => {
+  await using b = await bench();
+  assertEquals(await b.bash("echo x > made.txt; echo ok"), { output: "ok\n", isError: false });
+  const parked = await until(
+    "a parked set-up",
+    () => waiting(setUps(Deno.pid, b.scratch), b.scratch) && setUps(Deno.pid, b.scratch),
+  );
+  b.host.close();
+  await until("the parked set-up to end", () => parked.every((pid) => !alive(pid)));
+  // The set-up is given this $TMPDIR (the command's /tmp is its own tmpfs); the call's
+  // scratch directory was removed after it, and a parked set-up holds none.
+  assertEquals((await Array.fromAsync(Deno.readDir(b.tmp))).map((e) => e.name), []);
+  assertEquals((await Array.fromAsync(Deno.readDir(b.scratch))).map((e) => e.name), []);
+});
+
+Deno.test("a parked bash set-up dies with a rousseau mcp killed outright", async () => {
+  const top = await Deno.makeTempDir({ prefix: "rousseau-test-" });
+  try {
+    await Deno.chmod(top, 0o755);
+    const served = await serveMcp(top, ["--approver", "allow_all"]);
+    try {
+      const result = await served.client.callTool({ name: "bash", arguments: { command: "true" } });
+      assert(!result.isError, JSON.stringify(result));
+      const parked = await until("a parked set-up", () => {
+        const found = setUps(served.pid);
+        return found.length > 0 && found;
+      });
+      Deno.kill(served.pid, "SIGKILL");
+      await until("the parked set-up to end", () => parked.every((pid) => !alive(pid)));
+    } finally {
+      await served.close().catch(() => {});
+    }
+  } finally {
+    await Deno.remove(top, { recursive: true });
+  }
+});
