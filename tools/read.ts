@@ -57,6 +57,7 @@ export function createReadTool(): Tool<ReadInput> {
       required: ["path"],
     },
     readOnly: true,
+    facts: { path: "read" },
     parseInput(raw: unknown): ReadInput {
       const fields = parseFields(NAME, raw, { path: "string", offset: "number", limit: "number" });
       const path = requireAbsolute(NAME, requireNonEmpty(NAME, fields, "path"));
