@@ -23,7 +23,7 @@ import {
   describeLayers,
   grantsFor,
   layersLine,
-  mayRun,
+  mayRunCommands,
   observedBy,
 } from "../layers/grants.ts";
 import { createLogger, type LogFlags } from "../terminal/log.ts";
@@ -60,7 +60,7 @@ export async function mcpCommand(flags: McpFlags, signal: AbortSignal): Promise<
   const config = await loadConfig(flags.config);
   const log = createLogger(flags, config.values.log ?? {});
   const policy = resolvePolicy("mcp", config.approver, flags);
-  const context = await toolContextFrom(flags, config, mayRun(policy, "bash"));
+  const context = await toolContextFrom(flags, config, mayRunCommands(policy));
   const grants = grantsFor(policy, context.workspace, context.sandbox);
   checkGrants(policy, grants, context.sandbox);
   const layers = describeLayers(policy, context.workspace, grants, context.sandbox);

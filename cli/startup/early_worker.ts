@@ -11,7 +11,8 @@
  * wrong guess costs time, never a grant. The config is read where it always was (its errors
  * and warnings are unchanged).
  *
- * bash is left out: its grants depend on the sandbox, which costs a trial run of bwrap.
+ * A tool that runs command lines (bash, by its facts) is left out: its grants depend on the
+ * sandbox, which costs a trial run of bwrap.
  *
  * @module
  */
@@ -23,6 +24,7 @@ import {
   type WorkerPermissions,
 } from "../../tools/worker_start.ts";
 import type { ToolCall } from "./tool_args.ts";
+import { factsOf } from "../../approver/tool_facts.ts";
 
 let early: StartedWorker | undefined;
 
@@ -49,12 +51,12 @@ function guessPermissions(flags: ToolCall["flags"]): WorkerPermissions | undefin
 }
 
 /**
- * Starts the tool worker for `call` (not bash), with the grants guessed from its words
+ * Starts the tool worker for `call` (not one that runs commands), with the grants guessed from its words
  * alone. Never throws: a worker that cannot start here is started again, and its error
  * reported, by `createWorkerHost`.
  */
 export function startEarlyWorker(call: ToolCall): void {
-  if (call.name === "bash") return;
+  if (factsOf(call.name)?.command === true) return;
   const permissions = guessPermissions(call.flags);
   if (permissions === undefined) return;
   try {
