@@ -1,5 +1,6 @@
 /**
- * The approver's shapes. The approver knows tools only by name; it has no idea who calls it.
+ * The approver's shapes. The approver knows tools by name and by the facts the built-ins
+ * declare (`ToolFacts`, as data: it imports no tool); it has no idea who calls it.
  *
  * @module
  */
