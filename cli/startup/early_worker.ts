@@ -24,7 +24,8 @@ import {
   type WorkerPermissions,
 } from "../../tools/worker_start.ts";
 import type { ToolCall } from "./tool_args.ts";
-import { factsOf } from "../../approver/tool_facts.ts";
+// The facts' data alone (not approver/tool_facts.ts): one module fewer before the entry runs.
+import BUILTIN_TOOLS from "../../approver/builtin_tools.json" with { type: "json" };
 
 let early: StartedWorker | undefined;
 
@@ -56,7 +57,10 @@ function guessPermissions(flags: ToolCall["flags"]): WorkerPermissions | undefin
  * reported, by `createWorkerHost`.
  */
 export function startEarlyWorker(call: ToolCall): void {
-  if (factsOf(call.name)?.command === true) return;
+  const facts = Object.hasOwn(BUILTIN_TOOLS, call.name)
+    ? (BUILTIN_TOOLS as Record<string, { command?: boolean }>)[call.name]
+    : undefined;
+  if (facts?.command === true) return;
   const permissions = guessPermissions(call.flags);
   if (permissions === undefined) return;
   try {

@@ -48,7 +48,6 @@ Deno.test("main.ts loads only the entry modules before it runs; each path import
   assert.deepEqual(await startupGraph("main.ts"), [
     // The built-in tools' facts (data): which tool runs commands, left to start its own worker.
     "approver/builtin_tools.json",
-    "approver/tool_facts.ts",
     "cli/config/option_table.ts",
     "cli/startup/early_worker.ts",
     "cli/startup/help_text.ts",
