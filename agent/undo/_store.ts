@@ -208,8 +208,16 @@ async function flock(path: string, queues: Map<string, Promise<void>>): Promise<
   };
   await previous;
   try {
-    await Deno.mkdir(dirname(path), { recursive: true, mode: 0o700 });
-    const file = await Deno.open(path, { read: true, write: true, create: true, mode: 0o600 });
+    // Opened synchronously: a lock file in the store's own 0700 directory is a regular file
+    // that opens at once, and each asynchronous step costs a trip through the thread pool.
+    let file: Deno.FsFile;
+    try {
+      file = Deno.openSync(path, { read: true, write: true, create: true, mode: 0o600 });
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+      Deno.mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      file = Deno.openSync(path, { read: true, write: true, create: true, mode: 0o600 });
+    }
     try {
       await file.lock(true);
     } catch (error) {
