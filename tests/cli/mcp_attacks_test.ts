@@ -24,6 +24,7 @@ import { assert, assertEquals } from "../_helpers/assert.ts";
 import { CLI_ARGS, REPO, runCli, TEST_HOME } from "../_helpers/cli.ts";
 import { descendants, survivors, waitForProcess } from "../_helpers/processes.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
+import { pause, until } from "../_helpers/until.ts";
 import { MCP_MAX_DEPTH, MCP_MAX_MESSAGE_BYTES } from "../../cli/commands/mcp_stdio.ts";
 import { MCP_MAX_CALLS } from "../../cli/commands/mcp.ts";
 
@@ -230,37 +231,12 @@ async function verifyAudit(stateHome: string) {
   return records as Message[];
 }
 
-/**
- * Waits until `condition()` holds, looking every 100 ms; throws after `seconds` with `what` and
- * `state()` in the message (Deno's tests have no timeout of their own: an unbounded wait hangs
- * the whole suite).
- */
-async function until(
-  what: string,
-  condition: () => boolean | Promise<boolean>,
-  state: () => string | Promise<string> = () => "",
-  seconds = 180,
-): Promise<void> {
-  const deadline = Date.now() + seconds * 1000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) {
-      throw new Error(`waited ${seconds} s for ${what}; ${await state()}`);
-    }
-    await pause(100);
-  }
-}
-
 /** What a stuck test needs to say: answers so far (errors quoted) and the server's stderr. */
 function rawState(raw: Raw): string {
   const errors = raw.received.filter((m) => m.error !== undefined || m.result?.isError === true)
     .map((m) => JSON.stringify(m).slice(0, 300));
   return `${raw.received.length} messages received, errors: ${errors.slice(0, 10).join(" | ")}; ` +
     `stderr: ${raw.stderr().slice(-2000)}`;
-}
-
-/** Lets `ms` pass (to let a server work, never to assert on time). */
-function pause(ms: number) {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /**
@@ -504,7 +480,7 @@ Deno.test("mcp answers 5,000 concurrent reads once each, in bounded memory, audi
   await until(
     `${total} answers`,
     () => raw.received.filter((m) => typeof m.id === "number").length >= total,
-    () => rawState(raw),
+    { limitMs: 180_000, state: () => rawState(raw) },
   );
   const grown = (await raw.peakKiB()) - base;
   await raw.send({ jsonrpc: "2.0", id: "last", method: "ping" });
@@ -543,7 +519,7 @@ Deno.test("mcp answers 200 concurrent bash calls once each and leaves no process
   await until(
     `${total} answers`,
     () => raw.received.filter((m) => typeof m.id === "number").length >= total,
-    () => rawState(raw),
+    { limitMs: 180_000, state: () => rawState(raw) },
   );
   await raw.closeStdin();
   assertEquals((await raw.status()).code, 0);
@@ -596,7 +572,10 @@ Deno.test("mcp cancellation stops every call it names, answers none of them, ser
   await until(
     `${MCP_MAX_CALLS} running shells`,
     async () => (await shells(`sleep 600 # ${marker}`)) >= MCP_MAX_CALLS,
-    async () => `${await shells(`sleep 600 # ${marker}`)} shells; ${rawState(raw)}`,
+    {
+      limitMs: 180_000,
+      state: async () => `${await shells(`sleep 600 # ${marker}`)} shells; ${rawState(raw)}`,
+    },
   );
   for (const id of ids) await cancel(id);
   // Twice, as a retrying client would.
@@ -765,7 +744,7 @@ Deno.test("mcp stops reading when its client stops reading, in bounded memory", 
   await until(
     "the first call's audit record",
     async () => (await done()) === 1,
-    () => rawState(raw),
+    { limitMs: 180_000, state: () => rawState(raw) },
   );
   const base = await settled(() => raw.peakKiB());
   const total = 3000;
@@ -790,7 +769,7 @@ Deno.test("mcp stops reading when its client stops reading, in bounded memory", 
   await until(
     `${total} answers`,
     () => raw.received.filter((m) => typeof m.id === "number").length >= total,
-    () => rawState(raw),
+    { limitMs: 180_000, state: () => rawState(raw) },
   );
   await raw.closeStdin();
   assertEquals((await raw.status()).code, 0);

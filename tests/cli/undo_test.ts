@@ -17,6 +17,7 @@ import { type FakeServer, startFakeAnthropic, type Step } from "../_helpers/fake
 import { waitForProcess } from "../_helpers/processes.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 import { snapshotTree } from "../_helpers/tree_snapshot.ts";
+import { until } from "../_helpers/until.ts";
 
 /** Every path under `root` (without `.git`): kind, mode and content. */
 function tree(root: string): Promise<Record<string, string>> {
@@ -267,13 +268,6 @@ async function exists(path: string): Promise<boolean> {
   return await Deno.lstat(path).then(() => true, () => false);
 }
 
-/** Polls (100 ms steps, at most `tries`) until `ready` says true. */
-async function until(ready: () => Promise<boolean>, tries = 600): Promise<void> {
-  for (let i = 0; i < tries && !await ready(); i++) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 /** The pids of processes whose command line holds `marker`. */
 async function processesWith(marker: string): Promise<string[]> {
   const found = await new Deno.Command("pgrep", { args: ["-f", marker], stdout: "piped" })
@@ -319,8 +313,7 @@ for (const overlay of [false, true]) {
         }
         return false;
       };
-      await until(written);
-      assert(await written(), "the command did not get to write half.txt");
+      await until("the command's first write (half.txt)", written);
       child.kill("SIGKILL");
       await child.status;
       await reader.cancel();
@@ -328,8 +321,11 @@ for (const overlay of [false, true]) {
       if (overlay) {
         // The namespace's shell has a parent-death signal and bwrap dies with it: nothing of
         // the command outlives rousseau, and nothing of what it did reached the workspace.
-        await until(async () => (await processesWith(marker)).length === 0, 100);
-        assertEquals(await processesWith(marker), []);
+        await until(
+          `no process with ${marker} left`,
+          async () => (await processesWith(marker)).length === 0,
+          { limitMs: 10_000, state: async () => `left: ${await processesWith(marker)}` },
+        );
         assertEquals(await exists(ws.path("half.txt")), false);
         assertEquals(await Deno.readTextFile(ws.path("secret.txt")), "private\n");
       } else {
