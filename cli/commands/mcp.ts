@@ -147,11 +147,12 @@ export async function mcpCommand(flags: McpFlags, signal: AbortSignal): Promise<
   // answered, then the server stops (a client that wants them stopped sends
   // notifications/cancelled, or SIGTERM).
   transport.ended.then(async () => {
-    do {
-      // Requests read just before the end reach their handler a few ticks later.
-      await new Promise((resolve) => setTimeout(resolve, 0));
+    // Until every request read is answered: a held call handed on as the last running one
+    // finishes reaches its handler (and `inFlight`) only some microtasks later.
+    while (transport.unanswered > 0) {
       await Promise.allSettled([...inFlight]);
-    } while (inFlight.size > 0 || transport.held > 0);
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
     await transport.flushed();
   }).finally(() => done.resolve());
   try {

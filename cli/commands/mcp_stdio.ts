@@ -123,6 +123,16 @@ export class LineTransport implements Transport {
     return this.#held.length;
   }
 
+  /**
+   * How many requests are read and not yet answered: held, or handed to the server (which
+   * starts their handlers some microtasks later, so the server's own count lags behind this).
+   * A cancelled request leaves the count when its cancellation is handed on (it gets no
+   * answer); once the transport is closed nothing more can be answered, and this is 0.
+   */
+  get unanswered(): number {
+    return this.#closed ? 0 : this.#held.length + this.#open.size;
+  }
+
   /** Resolves when every answer sent so far is written. */
   flushed(): Promise<void> {
     return this.#writing;

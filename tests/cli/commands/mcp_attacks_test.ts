@@ -780,6 +780,34 @@ Deno.test("mcp stops reading when its client stops reading, in bounded memory", 
   assertEquals(raw.garbage, []);
 });
 
+Deno.test("mcp answers every call read before stdin closed, also those it held back for room", async () => {
+  // Calls held back while stdout was full start when it drains; one started as the last
+  // running call finishes reaches its handler some microtasks later. The end of stdin must
+  // wait for it too, not only for the calls already in their handlers.
+  await using ws = await tmpWorkspace({
+    files: { "big.txt": ("x".repeat(99) + "\n").repeat(2621) },
+  });
+  const state = join(ws.outside, "state");
+  await using raw = startRaw(ws.root, state, [], { read: false });
+  const total = 1500;
+  let sent = 0;
+  const sending = (async () => {
+    for (; sent < total; sent++) {
+      await raw.send(callMessage(sent, "read", { path: ws.path("big.txt") }));
+    }
+  })();
+  await settled(() => sent, 2000);
+  raw.startReading();
+  await sending;
+  await raw.closeStdin();
+  assertEquals((await raw.status()).code, 0);
+  const answers = raw.received.filter((m) => typeof m.id === "number");
+  assertEquals(new Set(answers.map((m) => m.id)).size, total, rawState(raw));
+  assertEquals(answers.length, total);
+  assertEquals(answers.filter((m) => textOf(m).isError), []);
+  assertEquals(raw.garbage, []);
+});
+
 for (const how of ["stdin closed", "SIGTERM", "SIGINT"] as const) {
   Deno.test(`mcp leaves no process and a valid audit log when ${how} mid-call`, async () => {
     await using ws = await tmpWorkspace();
