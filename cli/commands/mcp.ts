@@ -75,6 +75,9 @@ export async function mcpCommand(flags: McpFlags, signal: AbortSignal): Promise<
   const { registry, host: router } = toolSourceOf(host, sources, log);
   const secrets = Object.entries(Deno.env.toObject())
     .filter(([key]) => !(key in context.env)).map(([, value]) => value);
+  // Kept open between lines: the server records two lines a call for as long as it runs.
+  const audit = openAuditLog(config, secrets, { keepOpen: true });
+  using _closeAudit = { [Symbol.dispose]: () => audit.close() };
   // No operator: nobody can answer `ask` here, so it denies.
   const gate: GateOptions = {
     registry,
@@ -86,7 +89,7 @@ export async function mcpCommand(flags: McpFlags, signal: AbortSignal): Promise<
       observed: context.sandbox?.overlay !== undefined,
     }),
     ...observedBy(context.sandbox),
-    audit: openAuditLog(config, secrets),
+    audit,
     source: "mcp",
   };
 
