@@ -313,7 +313,21 @@ function replaceHead(target: string, head: ChainHead): void {
 function requireRoom(target: string): void {
   const temporary = `${target}.tmp`;
   try {
-    createTemporary(temporary, new Uint8Array(1));
+    // Opened and written by hand, not by `createTemporary`: the probe lives for two calls,
+    // so its mode needs no `fchmod` past the umask (0600 or narrower either way).
+    let probe: Deno.FsFile;
+    try {
+      probe = Deno.openSync(temporary, { write: true, createNew: true, mode: 0o600 });
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+      Deno.removeSync(temporary);
+      probe = Deno.openSync(temporary, { write: true, createNew: true, mode: 0o600 });
+    }
+    try {
+      probe.writeSync(new Uint8Array(1));
+    } finally {
+      probe.close();
+    }
   } finally {
     removeTemporary(temporary);
   }

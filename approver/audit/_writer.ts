@@ -87,7 +87,8 @@ export function createAuditFile(
       Deno.mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
       madeDir = true;
     }
-    return Deno.openSync(path, { read: true, write: true, create: true, mode: 0o600 });
+    // Appending: every write lands at the end whatever the file's offset (no seek a line).
+    return Deno.openSync(path, { read: true, append: true, create: true, mode: 0o600 });
   };
   const closeLog = () => {
     const file = log;
@@ -135,7 +136,6 @@ export function createAuditFile(
     const line = JSON.stringify(entry);
     const bytes = new TextEncoder().encode(line + "\n");
     const hash = sha256Hex(bytes.subarray(0, bytes.length - 1));
-    file.seekSync(0, Deno.SeekMode.End);
     try {
       let written = 0;
       while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
