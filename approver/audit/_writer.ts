@@ -52,6 +52,11 @@ export interface AuditFileOptions {
   readonly keepOpen?: boolean;
 }
 
+/** How many inputs' fields a writer keeps for their second line (calls in flight at once). */
+const RECENT_INPUTS = 64;
+/** Longest input (in UTF-16 units) whose fields are kept. */
+const RECENT_INPUT_CHARS = 16 * 1024;
+
 /** An event waiting to be written, and its caller's promise. */
 interface Waiting {
   readonly event: AuditEvent;
@@ -79,6 +84,23 @@ export function createAuditFile(
   /** The log this process has open (kept between batches only with `keepOpen`). */
   let log: Deno.FsFile | undefined;
   const head = createHeadKeeper(keepOpen);
+  /**
+   * The input fields of recent inputs: a call's `tool.execute` and `tool.done` lines carry
+   * the same input, and redacting it (every secret value, then the generic patterns) and
+   * hashing it cost more than the rest of a line. Same input, same secrets: same fields.
+   */
+  const recent = new Map<string, InputFields>();
+  const fieldsOf = (input: string): InputFields => {
+    // Large inputs (a write's content) are not kept: memory stays under 64 × 16 KiB.
+    if (input.length > RECENT_INPUT_CHARS) return inputFields(input, options.secrets);
+    let fields = recent.get(input);
+    if (fields === undefined) {
+      fields = inputFields(input, options.secrets);
+      if (recent.size >= RECENT_INPUTS) recent.delete(recent.keys().next().value!);
+      recent.set(input, fields);
+    }
+    return fields;
+  };
   /** Events not yet taken into a batch, oldest first. */
   let waiting: Waiting[] = [];
   let writing = false;
@@ -232,7 +254,7 @@ export function createAuditFile(
       return new Promise<void>((resolve, reject) => {
         let recorded: InputFields;
         try {
-          recorded = inputFields(event.input, options.secrets);
+          recorded = fieldsOf(event.input);
         } catch (error) {
           reject(error);
           return;
