@@ -729,6 +729,27 @@ Deno.test("mcp confines every path argument with the tools' own texts", async ()
   assertEquals(raw.garbage, []);
 });
 
+/**
+ * Sends `total` read calls of `path` (ids 0 to total - 1), one after another, as the server
+ * takes them: `sent()` counts those written so far, `done` resolves once all are.
+ */
+function sendReads(raw: Raw, path: string, total: number) {
+  let sent = 0;
+  const done = (async () => {
+    for (; sent < total; sent++) await raw.send(callMessage(sent, "read", { path }));
+  })();
+  return { sent: () => sent, done };
+}
+
+/** Every call 0 to total - 1 was answered exactly once, none with an error, nothing else. */
+function assertAnsweredOnce(raw: Raw, total: number): void {
+  const answers = raw.received.filter((m) => typeof m.id === "number");
+  assertEquals(new Set(answers.map((m) => m.id)).size, total, rawState(raw));
+  assertEquals(answers.length, total);
+  assertEquals(answers.filter((m) => textOf(m).isError), []);
+  assertEquals(raw.garbage, []);
+}
+
 Deno.test("mcp stops reading when its client stops reading, in bounded memory", async () => {
   // One file of 256 KiB (read's cap): 3,000 calls answer ~750 MiB.
   await using ws = await tmpWorkspace({
@@ -748,16 +769,11 @@ Deno.test("mcp stops reading when its client stops reading, in bounded memory", 
   );
   const base = await settled(() => raw.peakKiB());
   const total = 3000;
-  let sent = 0;
-  const sending = (async () => {
-    for (; sent < total; sent++) {
-      await raw.send(callMessage(sent, "read", { path: ws.path("big.txt") }));
-    }
-  })();
+  const sending = sendReads(raw, ws.path("big.txt"), total);
   // The client writes until the server stops taking its lines (the 3,000 fit in the calls it
   // holds); then the server stops running calls (the audit log stops growing), its answers
   // waiting in a pipe nobody reads. A server without backpressure runs them all.
-  await settled(() => sent, 2000);
+  await settled(sending.sent, 2000);
   const ran = (await settled(done, 3000)) - 1;
   const grown = (await raw.peakKiB()) - base;
   // A server that buffers every answer grows by ~750 MiB here; this one by its caps.
@@ -765,7 +781,7 @@ Deno.test("mcp stops reading when its client stops reading, in bounded memory", 
   assert(ran < total, `all ${total} calls ran while their answers were not read`);
   // Reading again: every call is answered, once.
   raw.startReading();
-  await sending;
+  await sending.done;
   await until(
     `${total} answers`,
     () => raw.received.filter((m) => typeof m.id === "number").length >= total,
@@ -773,11 +789,7 @@ Deno.test("mcp stops reading when its client stops reading, in bounded memory", 
   );
   await raw.closeStdin();
   assertEquals((await raw.status()).code, 0);
-  const answers = raw.received.filter((m) => typeof m.id === "number");
-  assertEquals(new Set(answers.map((m) => m.id)).size, total);
-  assertEquals(answers.length, total);
-  assertEquals(answers.filter((m) => textOf(m).isError), []);
-  assertEquals(raw.garbage, []);
+  assertAnsweredOnce(raw, total);
 });
 
 Deno.test("mcp answers every call read before stdin closed, also those it held back for room", async () => {
@@ -790,22 +802,13 @@ Deno.test("mcp answers every call read before stdin closed, also those it held b
   const state = join(ws.outside, "state");
   await using raw = startRaw(ws.root, state, [], { read: false });
   const total = 1500;
-  let sent = 0;
-  const sending = (async () => {
-    for (; sent < total; sent++) {
-      await raw.send(callMessage(sent, "read", { path: ws.path("big.txt") }));
-    }
-  })();
-  await settled(() => sent, 2000);
+  const sending = sendReads(raw, ws.path("big.txt"), total);
+  await settled(sending.sent, 2000);
   raw.startReading();
-  await sending;
+  await sending.done;
   await raw.closeStdin();
   assertEquals((await raw.status()).code, 0);
-  const answers = raw.received.filter((m) => typeof m.id === "number");
-  assertEquals(new Set(answers.map((m) => m.id)).size, total, rawState(raw));
-  assertEquals(answers.length, total);
-  assertEquals(answers.filter((m) => textOf(m).isError), []);
-  assertEquals(raw.garbage, []);
+  assertAnsweredOnce(raw, total);
 });
 
 for (const how of ["stdin closed", "SIGTERM", "SIGINT"] as const) {
