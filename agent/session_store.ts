@@ -9,7 +9,7 @@
 
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { DatabaseSync } from "node:sqlite";
+import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { ContentBlock, Message } from "../providers/types.ts";
 import type { ContextRecord } from "./context.ts";
 import { contextRecordFromRow, messageFromRow } from "./session_check.ts";
@@ -164,22 +164,46 @@ export function openSessionStore(path: string): SessionStore {
   const rollback = () => {
     if (db.isTransaction) db.exec("ROLLBACK");
   };
+  /** Statements of the per-message path, compiled once (a prepare costs more than the run). */
+  const statements = new Map<string, StatementSync>();
+  const prepared = (sql: string): StatementSync => {
+    let statement = statements.get(sql);
+    if (statement === undefined) statements.set(sql, statement = db.prepare(sql));
+    return statement;
+  };
+  /**
+   * Durability per commit (WAL): every commit survives the process being killed. A reply that
+   * asks for tool calls is also synced to disk before it returns (`synchronous = FULL`), since
+   * the calls change things once it is stored: after a power loss the session still knows
+   * they were asked for, and its repair tells the model they may have run. Other messages are
+   * written with `NORMAL`: a power loss may take the last of them, never leaving a hole (the
+   * log is replayed in order, and the next FULL commit syncs them too); a lost tool result is
+   * repaired the same way as one a crash left unanswered.
+   */
+  const durability = (message: Message) =>
+    message.content.some((b) => b.type === "tool_use") ? "FULL" : "NORMAL";
+  let synchronous = "";
   const append = (id: string, message: Message) => {
     const now = new Date().toISOString();
+    const wanted = durability(message);
+    if (wanted !== synchronous) {
+      db.exec(`PRAGMA synchronous = ${wanted}`);
+      synchronous = wanted;
+    }
     db.exec("BEGIN IMMEDIATE");
     try {
-      const row = db.prepare(
+      const row = prepared(
         "SELECT COALESCE(MAX(seq), 0) AS seq FROM messages WHERE session_id = ?",
       )
         .get(id) as { seq: number };
-      db.prepare(
+      prepared(
         "INSERT INTO messages (session_id, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?)",
       ).run(id, row.seq + 1, message.role, JSON.stringify(message.content), now);
       const title = row.seq === 0 && message.role === "user" ? titleOf(message) : undefined;
       if (title === undefined) {
-        db.prepare("UPDATE sessions SET updated_at = ? WHERE id = ?").run(now, id);
+        prepared("UPDATE sessions SET updated_at = ? WHERE id = ?").run(now, id);
       } else {
-        db.prepare("UPDATE sessions SET updated_at = ?, title = ? WHERE id = ?").run(
+        prepared("UPDATE sessions SET updated_at = ?, title = ? WHERE id = ?").run(
           now,
           title,
           id,

@@ -234,6 +234,8 @@ async function judgeSet(
   let judged: Decision = { decision: "allow", rule: decision.rule ?? "default" };
   for (const { path } of paths) {
     const input = { path };
+    // Judged as a `write` call: the rule language's word for writing a file (policy, not
+    // knowledge of a tool; see `judgeChanges` in approver/approver.ts).
     const write = { tool: "write", input, canonical: canonicalJson(input) };
     const one = await options.approver.approve(write, signal);
     if (one.decision === "deny") {

@@ -13,13 +13,11 @@ import { createPathScope, type PathScope } from "./path_scope.ts";
 import { commandTooLong, DYNAMIC, splitCommands, type SplitResult } from "./shell.ts";
 import { expand, type Expansion, type Item, type ResolvedWrite } from "./expand.ts";
 import type { ApprovalRequest, Approver, ChangedPath, Decision, PolicyConfig } from "./types.ts";
+import { factsOf } from "./tool_facts.ts";
 
 /** The reason an `ask` becomes when nobody can answer it. */
 export const NO_OPERATOR_REASON =
   "needs approval, and no operator is attached (allow it with --allow or agent.approver in config)";
-
-/** Tools whose `path` input `path` rules test. */
-export const PATH_TOOLS: ReadonlySet<string> = new Set(["read", "write", "edit", "grep"]);
 
 /** Options of `createApprover`. */
 export interface ApproverOptions {
@@ -48,7 +46,9 @@ export interface ApproverOptions {
 interface Facts {
   readonly tool: string;
   readonly canonical: string;
-  /** bash's command line, if this is a bash call. */
+  /** True when the tool runs its `command` input as a shell command line (bash). */
+  readonly runsCommands: boolean;
+  /** The command line, if the tool runs one and it is given. */
   readonly commandLine?: string;
   path(): Promise<string | undefined>;
   commands(): Promise<SplitResult | undefined>;
@@ -69,17 +69,20 @@ function gather(request: ApprovalRequest, options: ApproverOptions): Facts {
     typeof input === "object" && input !== null && typeof input[name] === "string"
       ? input[name] as string
       : undefined;
-  const command = tool === "bash" ? field("command") : undefined;
+  const known = factsOf(tool);
+  const runsCommands = known?.command === true;
+  const command = runsCommands ? field("command") : undefined;
   const commands = lazy(async () =>
     command === undefined ? undefined : await splitCommands(command)
   );
   return {
     tool,
     canonical: request.canonical ?? canonicalJson(request.input),
+    runsCommands,
     ...(command === undefined ? {} : { commandLine: command }),
     path: lazy(async () => {
       const path = field("path");
-      if (!PATH_TOOLS.has(tool) || path === undefined) return undefined;
+      if (known?.path === undefined || path === undefined) return undefined;
       return await resolvePath(path).catch(() => resolve(path));
     }),
     commands,
@@ -96,7 +99,7 @@ async function baseMatches(rule: Rule, facts: Facts): Promise<boolean> {
   if (rule.tool !== undefined && rule.tool !== facts.tool) return false;
   if (rule.match !== undefined && !rule.match.test(facts.canonical)) return false;
   // On a rule granting writes, `path` is about the files its commands write.
-  if (rule.path !== undefined && !(rule.effects?.has("write") && facts.tool === "bash")) {
+  if (rule.path !== undefined && !(rule.effects?.has("write") && facts.runsCommands)) {
     const path = await facts.path();
     if (path === undefined || !rule.path.test(path)) return false;
   }
@@ -148,7 +151,7 @@ async function listMatches(
   for (const rule of rules) {
     if (!await baseMatches(rule, facts)) continue;
     if (rule.command === undefined) return { label: rule.label };
-    if (facts.tool === "bash") commandRules.push(rule);
+    if (facts.runsCommands) commandRules.push(rule);
   }
   if (commandRules.length === 0) return undefined;
   const expansion = await facts.expansion();
@@ -267,6 +270,8 @@ async function decide(
   }
   // A write a command makes is judged as the write tool would be for that path; under the
   // overlay, one inside the roots is judged after the line ran, by what it really wrote.
+  // Naming "write" here is policy, not knowledge of the tool: the rule language says rules
+  // for `write` govern every file written (docs/approval-policies.md).
   const judgeWrite = (write: ResolvedWrite): Promise<Decision> =>
     options.observed === true && insideRoots(write.path, options)
       ? Promise.resolve({ decision: "allow" })
@@ -371,6 +376,7 @@ export async function judgeChanges(
     // A directory is judged as a write of everything in it: `dir/`, which a rule for the
     // directory's contents (`^/ws/src/`) matches.
     const path = change.dir ? `${change.path}/` : change.path;
+    // Judged as a `write` call: the rule language's word for writing a file (see `decide`).
     const request = { tool: "write", input: { path } };
     const facts = gather(request, options);
     const denied = await findAsync(policy.lists.deny, (r) => denyMatches(r, facts));

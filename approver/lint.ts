@@ -7,7 +7,8 @@
  */
 
 import { canonicalJson } from "./canonical_json.ts";
-import { type ApproverOptions, PATH_TOOLS, ruleMatches } from "./approver.ts";
+import { type ApproverOptions, ruleMatches } from "./approver.ts";
+import { toolsWhere } from "./tool_facts.ts";
 import { type ListName, LISTS, type Policy, type Rule } from "./rules.ts";
 import { didYouMean } from "./suggest.ts";
 
@@ -79,27 +80,34 @@ function neverMatches(rule: Rule): string[] {
       );
     }
   }
-  if (rule.command !== undefined && rule.tool !== undefined && rule.tool !== "bash") {
-    out.push(`command only applies to bash, but the rule is for ${rule.tool}: it can never match`);
+  // Which tools take `command` and `path` rules is what the tools declare (`ToolFacts`).
+  const commandTools = toolsWhere((f) => f.command === true);
+  const pathTools = toolsWhere((f) => f.path !== undefined);
+  const runs = rule.tool !== undefined && commandTools.includes(rule.tool);
+  if (rule.command !== undefined && rule.tool !== undefined && !runs) {
+    out.push(
+      `command only applies to ${
+        commandTools.join(", ")
+      }, but the rule is for ${rule.tool}: it can never match`,
+    );
   }
   const writes = rule.effects?.has("write") === true;
-  if (rule.effects !== undefined && (rule.command === undefined || rule.tool !== "bash")) {
+  if (rule.effects !== undefined && (rule.command === undefined || !runs)) {
     out.push(
       "effects only apply to bash rules with a command (they say what the matched commands " +
         "may do beyond their plain effect): it grants nothing here",
     );
   }
-  if (rule.path !== undefined && rule.tool === "bash" && !writes) {
+  if (rule.path !== undefined && runs && !writes) {
     out.push(
       "path on a bash rule only applies with effects: [write] (the files its commands may " +
         "write): without it the rule can never match",
     );
   } else if (
-    rule.path !== undefined && rule.tool !== undefined && !PATH_TOOLS.has(rule.tool) &&
-    rule.tool !== "bash"
+    rule.path !== undefined && rule.tool !== undefined && !pathTools.includes(rule.tool) && !runs
   ) {
     out.push(
-      `path only applies to ${[...PATH_TOOLS].join(", ")}, but the rule is for ${rule.tool}: ` +
+      `path only applies to ${pathTools.join(", ")}, but the rule is for ${rule.tool}: ` +
         "it can never match",
     );
   }

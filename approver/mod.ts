@@ -12,7 +12,6 @@ export {
   createFunctionApprover,
   evaluate,
   NO_OPERATOR_REASON,
-  PATH_TOOLS,
   pathScope,
   ruleMatches,
   settle,
@@ -26,6 +25,7 @@ export {
   type Rule,
 } from "./rules.ts";
 export { canonicalJson } from "./canonical_json.ts";
+export { factsOf, toolsWhere } from "./tool_facts.ts";
 export { jsonVisible, visible, visibleExact, visibleValue } from "./visible.ts";
 export type { PathScope } from "./path_scope.ts";
 export {

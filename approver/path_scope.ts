@@ -13,9 +13,7 @@
 
 import { LISTS, type Policy } from "./rules.ts";
 import type { ApprovalRequest, Decision, Verdict } from "./types.ts";
-
-/** Tools that return content of files their `path` input does not name. */
-const WALKING_TOOLS: ReadonlySet<string> = new Set(["grep"]);
+import { factsOf } from "./tool_facts.ts";
 
 /** Whether the content of the file at the resolved path `realPath` may be returned. */
 export type PathScope = (realPath: string) => Promise<boolean>;
@@ -58,7 +56,7 @@ function checkFor(
   judge: Judge,
 ): PathScope | undefined {
   const tool = request.tool.toLowerCase();
-  if (policy.mode !== "pattern" || !WALKING_TOOLS.has(tool)) return undefined;
+  if (policy.mode !== "pattern" || factsOf(tool)?.path !== "walk") return undefined;
   const input = request.input;
   if (typeof input !== "object" || input === null || Array.isArray(input)) return undefined;
   const relevant = LISTS.some((list) =>

@@ -13,6 +13,7 @@ import { DYNAMIC, splitCommands } from "./shell.ts";
 import { changeDiff, changeLines, outputTail } from "./preview.ts";
 import type { ApprovalRequest, Decision, Preview, RuleConfig } from "./types.ts";
 import { visible, visibleExact } from "./visible.ts";
+import { factsOf, toolsWhere } from "./tool_facts.ts";
 
 /** Terminal I/O the prompt uses; injected so tests can drive it. */
 export interface PromptIo {
@@ -62,10 +63,11 @@ function isComputed(word: string): boolean {
 const SUBCOMMAND = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
 
 /**
- * What "allow for this session" grants for `request`: for bash each simple command's program
- * and subcommand (`git status`, `npm test`; the program alone when the next word is an
- * option); for write and edit the file, for both tools; for other tools the tool. Empty when
- * nothing can be named (a bash program computed at run time, a function).
+ * What "allow for this session" grants for `request`: for a tool that runs command lines
+ * (bash) each simple command's program and subcommand (`git status`, `npm test`; the program
+ * alone when the next word is an option); for a tool that writes the file its `path` names
+ * (write, edit) that file, for every such tool; for other tools the tool (see `ToolFacts`).
+ * Empty when nothing can be named (a program computed at run time, a function).
  */
 export async function grantsFor(
   request: ApprovalRequest,
@@ -73,7 +75,8 @@ export async function grantsFor(
 ): Promise<SessionGrant[]> {
   const tool = request.tool.toLowerCase();
   const input = (request.input ?? {}) as Record<string, unknown>;
-  if (tool === "bash") {
+  const facts = factsOf(tool);
+  if (facts?.command === true) {
     if (typeof input.command !== "string") return [];
     const split = await splitCommands(input.command);
     if (split.error !== undefined) return [];
@@ -93,9 +96,10 @@ export async function grantsFor(
     }
     return [...keys].map(([key, regex]) => ({ tool, what: key, rule: { tool, command: regex } }));
   }
-  if ((tool === "write" || tool === "edit") && typeof input.path === "string") {
+  if (facts?.path === "write" && typeof input.path === "string") {
     const path = await resolvePath(input.path);
-    return ["write", "edit"].map((t) => ({
+    // A file granted for one tool that writes files is granted for all of them (write, edit).
+    return toolsWhere((f) => f.path === "write").map((t) => ({
       tool: t,
       what: path,
       rule: { tool: t, path: `^${literal(path)}$` },
@@ -153,18 +157,21 @@ export async function describeCall(request: ApprovalRequest, io: PromptIo): Prom
   const input = (request.input ?? {}) as Record<string, unknown>;
   const text = (key: string) => typeof input[key] === "string" ? input[key] as string : undefined;
   const path = text("path");
-  if (request.tool === "bash" && text("command") !== undefined) {
+  const facts = factsOf(request.tool);
+  if (facts?.command === true && text("command") !== undefined) {
     return `$ ${foldBlankLines(visibleExact(text("command")!))}`;
   }
-  if ((request.tool === "write" || request.tool === "edit") && path !== undefined) {
+  if (facts?.path === "write" && path !== undefined) {
     const before = await io.readFile(path);
+    const content = facts.content;
     let after: string | undefined;
-    if (request.tool === "write") after = text("content");
-    else if (before !== undefined && text("old_string") && text("new_string") !== undefined) {
-      const at = before.indexOf(text("old_string")!);
-      after = at === -1
-        ? undefined
-        : before.slice(0, at) + text("new_string") + before.slice(at + text("old_string")!.length);
+    if (content !== undefined && "field" in content) after = text(content.field);
+    else if (content !== undefined) {
+      const [old, now] = [text(content.replace.old), text(content.replace.new)];
+      if (before !== undefined && old && now !== undefined) {
+        const at = before.indexOf(old);
+        after = at === -1 ? undefined : before.slice(0, at) + now + before.slice(at + old.length);
+      }
     }
     if (after === undefined) {
       return `${visibleExact(path)}\n(the change cannot be previewed: ${

@@ -1,5 +1,6 @@
 /**
- * The approver's shapes. The approver knows tools only by name; it has no idea who calls it.
+ * The approver's shapes. The approver knows tools by name and by the facts the built-ins
+ * declare (`ToolFacts`, as data: it imports no tool); it has no idea who calls it.
  *
  * @module
  */
@@ -124,4 +125,24 @@ export interface PolicyConfig {
   readonly ask?: readonly RuleConfig[];
   /** Rules that allow. */
   readonly allow?: readonly RuleConfig[];
+}
+
+/**
+ * What a built-in tool does, as the tool itself declares it (`facts` on its definition in
+ * tools/, copied into `builtin_tools.json` by `deno task schemas`): the approver reads these
+ * instead of knowing tools by name. The same shape as `ToolFacts` in tools/data_types.ts.
+ */
+export interface ToolFacts {
+  /** What the tool does with its `path` input: `read` it, `write` that file, `walk` below it. */
+  readonly path?: "read" | "write" | "walk";
+  /** True when its `command` input is a shell command line it runs. */
+  readonly command?: boolean;
+  /** How a `write` tool's new content follows from its input (one field, or a replacement). */
+  readonly content?:
+    | { readonly field: string }
+    | { readonly replace: { readonly old: string; readonly new: string } };
+  /** Input fields a one-line summary of a call shows, joined by two spaces. */
+  readonly summary?: readonly string[];
+  /** An input to show when `rousseau tool NAME` gets none (JSON text). */
+  readonly example?: string;
 }

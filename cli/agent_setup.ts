@@ -28,7 +28,7 @@ import {
   describeLayers,
   grantsFor,
   type Layers,
-  mayRun,
+  mayRunCommands,
   observedBy,
 } from "./layers/grants.ts";
 import { createLogger, type LogFlags, type Logger } from "./terminal/log.ts";
@@ -236,7 +236,7 @@ export async function openAgent(
   const maxIterations = iterationsFrom(flags, config);
   const contextWindow = contextWindowFrom(flags, config);
   const provider = providerFrom(config, flags);
-  const context = await toolContextFrom(flags, config, mayRun(policy, "bash"));
+  const context = await toolContextFrom(flags, config, mayRunCommands(policy));
   const grants = grantsFor(policy, context.workspace, context.sandbox);
   checkGrants(policy, grants, context.sandbox);
   const store = openSessionStore(sessionsPath(config));

@@ -1,5 +1,5 @@
 /**
- * Writes docs/configuration.md from the config schema. `tests/cli/config_reference_test.ts`
+ * Writes docs/configuration.md from the config schema. `tests/cli/config/config_reference_test.ts`
  * fails when the file and the schema drift apart.
  *
  * @module

@@ -20,14 +20,17 @@ const REPO = fileURLToPath(new URL("../", import.meta.url));
 /** Where the package keeps its Deno cache, relative to the package root. */
 export const PACKAGE_DENO_DIR = "deno_dir";
 
-/** Every `.ts` module under the source directories, sorted, relative to the repository. */
+/**
+ * Every module under the source directories (`.ts`, and the `.json` data they import, such as
+ * `approver/builtin_tools.json`), sorted, relative to the repository.
+ */
 export async function sourceModules(root: string = REPO): Promise<string[]> {
   const found: string[] = [];
   async function walk(dir: string): Promise<void> {
     for await (const entry of Deno.readDir(`${root}${dir}`)) {
       const path = `${dir}/${entry.name}`;
       if (entry.isDirectory) await walk(path);
-      else if (entry.isFile && entry.name.endsWith(".ts")) found.push(path);
+      else if (entry.isFile && /\.(ts|json)$/.test(entry.name)) found.push(path);
     }
   }
   for (const dir of SOURCE_DIRS) await walk(dir);
@@ -43,7 +46,9 @@ export async function cacheArgs(root: string = REPO): Promise<string[]> {
     "--config",
     `${root}deno.json`,
     `${root}main.ts`,
-    ...(await sourceModules(root)).map((path) => `${root}${path}`),
+    ...(await sourceModules(root)).filter((path) => path.endsWith(".ts")).map((path) =>
+      `${root}${path}`
+    ),
   ];
 }
 

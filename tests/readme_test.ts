@@ -11,6 +11,7 @@ import { assert, assertEquals, assertStringIncludes } from "./_helpers/assert.ts
 import { REPO } from "./_helpers/cli.ts";
 import { startFakeOpenAI } from "./_helpers/fake_providers.ts";
 import { type TmpDir, tmpDir } from "./_helpers/tmp_workspace.ts";
+import { until } from "./_helpers/until.ts";
 
 const decoder = new TextDecoder();
 const WAIT_LIMIT_MS = 90_000;
@@ -153,15 +154,12 @@ Deno.test("README quick start: install, doctor passes and chat edits a file, in 
     assert(started.success, "tmux did not start");
     const screen = async () =>
       decoder.decode((await tmux("capture-pane", "-p", "-J", "-S", "-")).stdout);
-    const waitFor = async (text: string) => {
-      const deadline = Date.now() + WAIT_LIMIT_MS;
-      for (;;) {
-        const shown = await screen();
-        if (shown.includes(text)) return shown;
-        if (Date.now() > deadline) throw new Error(`"${text}" never appeared:\n${shown}`);
-        await new Promise((resolve) => setTimeout(resolve, 150));
-      }
-    };
+    const waitFor = (text: string) =>
+      until(`${JSON.stringify(text)} on the screen`, async () => (await screen()).includes(text), {
+        limitMs: WAIT_LIMIT_MS,
+        everyMs: 150,
+        state: async () => `the screen:\n${await screen()}`,
+      });
     await waitFor("›");
     await tmux("send-keys", "-l", "create hello.txt saying hi");
     await tmux("send-keys", "Enter");
@@ -173,12 +171,12 @@ Deno.test("README quick start: install, doctor passes and chat edits a file, in 
     await tmux("send-keys", "Enter");
     // The exit status comes from the shell that ran the README's line: tmux's own record of
     // a dead pane's status is not always filled in.
-    const deadline = Date.now() + WAIT_LIMIT_MS;
-    let status: string | undefined;
-    while ((status = await Deno.readTextFile(statusFile).catch(() => undefined)) === undefined) {
-      if (Date.now() > deadline) throw new Error(`chat did not exit:\n${await screen()}`);
-      await new Promise((resolve) => setTimeout(resolve, 150));
-    }
+    let status = "";
+    await until(
+      "the chat to exit",
+      async () => (status = await Deno.readTextFile(statusFile).catch(() => "")) !== "",
+      { limitMs: WAIT_LIMIT_MS, everyMs: 150, state: async () => `the screen:\n${await screen()}` },
+    );
     status = status.trim();
     assertEquals(status, "0", await screen());
     assertEquals(server.requests[0]!.body.model, "qwen3");

@@ -144,6 +144,7 @@ export function createBashTool(): Tool<BashInput> {
       required: ["command"],
     },
     readOnly: false,
+    facts: { command: true, summary: ["command"], example: '{"command": "ls"}' },
     parseInput(raw: unknown): BashInput {
       const fields = parseFields(NAME, raw, { command: "string" });
       return { command: requireNonEmpty(NAME, fields, "command") };

@@ -17,6 +17,37 @@ export type ChangeVerdict =
     readonly withhold?: boolean;
   };
 
+/**
+ * What a built-in tool does, as data the layers above read instead of its name: the approver
+ * (which input `path` rules test, which input is a command line, how a write is previewed),
+ * the worker's grants (write, run), undo (a named file, or a scan) and the CLI's summaries.
+ * `deno task schemas` copies every built-in's facts into `approver/builtin_tools.json`, where the
+ * approver (which imports no other layer) and the CLI (which does not load the tools' code)
+ * read them. A custom module's facts are not read: its calls are judged and recorded as those
+ * of a tool that declares none.
+ */
+export interface ToolFacts {
+  /**
+   * What the tool does with what its `path` input names: `read` returns its content, `write`
+   * writes that file, `walk` returns content of the files below it (a directory). Absent: the
+   * tool has no `path` that path rules test.
+   */
+  readonly path?: "read" | "write" | "walk";
+  /** True when its `command` input is a shell command line it runs (the run grant, the sandbox). */
+  readonly command?: boolean;
+  /**
+   * How a `write` tool's new content follows from its input, for the approval prompt's diff:
+   * the value of one field, or the file with the first `old` replaced by `new`.
+   */
+  readonly content?:
+    | { readonly field: string }
+    | { readonly replace: { readonly old: string; readonly new: string } };
+  /** Input fields a one-line summary of a call shows (chat), joined by two spaces. */
+  readonly summary?: readonly string[];
+  /** An input to show when `rousseau tool NAME` gets none (JSON text). */
+  readonly example?: string;
+}
+
 /** A JSON Schema object describing a tool's input, exactly as providers receive it. */
 export interface JsonSchemaObject {
   /** Always "object": tool input is a JSON object. */

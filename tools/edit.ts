@@ -49,6 +49,11 @@ export function createEditTool(): Tool<EditInput> {
       required: ["path", "old_string", "new_string"],
     },
     readOnly: false,
+    facts: {
+      path: "write",
+      content: { replace: { old: "old_string", new: "new_string" } },
+      example: '{"path": "/abs/file", "old_string": "a", "new_string": "b"}',
+    },
     parseInput(raw: unknown): EditInput {
       const fields = parseFields(NAME, raw, {
         path: "string",

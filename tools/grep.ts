@@ -131,6 +131,11 @@ export function createGrepTool(): Tool<GrepInput> {
       required: ["pattern", "path"],
     },
     readOnly: true,
+    facts: {
+      path: "walk",
+      summary: ["pattern", "path"],
+      example: '{"pattern": "TODO", "path": "/abs/dir"}',
+    },
     parseInput(raw: unknown): GrepInput {
       const fields = parseFields(NAME, raw, {
         pattern: "string",

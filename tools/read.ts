@@ -57,6 +57,7 @@ export function createReadTool(): Tool<ReadInput> {
       required: ["path"],
     },
     readOnly: true,
+    facts: { path: "read" },
     parseInput(raw: unknown): ReadInput {
       const fields = parseFields(NAME, raw, { path: "string", offset: "number", limit: "number" });
       const path = requireAbsolute(NAME, requireNonEmpty(NAME, fields, "path"));
@@ -72,8 +73,8 @@ export function createReadTool(): Tool<ReadInput> {
   });
 }
 
-/** Opens `path` confined; the caller closes the descriptor. */
-function openFile(path: string, { workspace, signal }: ToolContext): number {
+/** Opens `path` confined; the caller closes the descriptor. Also gives the file's size. */
+function openFile(path: string, { workspace, signal }: ToolContext): { fd: number; size: number } {
   signal.throwIfAborted();
   const real = confineSync(NAME, path, workspace);
   let fd: number;
@@ -87,7 +88,7 @@ function openFile(path: string, { workspace, signal }: ToolContext): number {
     const info = fstatSync(fd);
     if (info.isDirectory()) throw new ToolError(NAME, `${NAME}: read ${path}: is a directory`);
     if (!info.isFile()) throw new ToolError(NAME, `${NAME}: read ${path}: not a regular file`);
-    return fd;
+    return { fd, size: info.size };
   } catch (error) {
     closeSync(fd);
     throw error;
@@ -119,12 +120,11 @@ function fill(fd: number, buffer: Uint8Array, path: string): number {
 async function readFile(input: ReadInput, context: ToolContext): Promise<string> {
   const { path } = input;
   const { limits, signal } = context;
-  const fd = openFile(path, context);
+  const { fd, size } = openFile(path, context);
   try {
     const cap = limits.readMaxBytes;
     const first = input.offset ?? 1;
     const last = input.limit === undefined ? Infinity : first + input.limit - 1;
-    const size = fstatSync(fd).size;
     const buffer = new Uint8Array(Math.max(BINARY_SNIFF_BYTES, Math.min(CHUNK, size + 1)));
     const kept: Uint8Array[] = [];
     let keptBytes = 0;

@@ -11,6 +11,7 @@ import type {
   ChangeVerdict,
   JsonSchemaObject,
   Limits,
+  ToolFacts,
   Workspace,
 } from "./data_types.ts";
 
@@ -21,6 +22,7 @@ export type {
   Limits,
   ObservedChange,
   SkippedChange,
+  ToolFacts,
   Workspace,
 } from "./data_types.ts";
 
@@ -69,6 +71,8 @@ export interface Tool<Input = unknown> {
   readonly inputSchema: JsonSchemaObject;
   /** True when the tool changes nothing; consecutive read-only calls may run concurrently. */
   readonly readOnly: boolean;
+  /** What a built-in does that the other layers must know (see `ToolFacts`); absent: nothing. */
+  readonly facts?: ToolFacts;
   /** Decodes raw input; throws `ToolError("<name>: parse input: ...")` on a bad shape. */
   parseInput(raw: unknown): Input;
   /** Runs the call and returns the model-facing text; throws `ToolError` on failure. */

@@ -41,6 +41,11 @@ export function createWriteTool(): Tool<WriteInput> {
       required: ["path", "content"],
     },
     readOnly: false,
+    facts: {
+      path: "write",
+      content: { field: "content" },
+      example: '{"path": "/abs/file", "content": "text"}',
+    },
     parseInput(raw: unknown): WriteInput {
       const fields = parseFields(NAME, raw, { path: "string", content: "string" });
       const path = requireAbsolute(NAME, requireNonEmpty(NAME, fields, "path"));

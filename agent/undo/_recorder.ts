@@ -41,6 +41,7 @@ import {
   scanTreeAsync,
 } from "./_mirror_fallback.ts";
 import { mirrorKey, type TurnRecord, type UndoStore } from "./_store.ts";
+import { factsOf } from "../../approver/tool_facts.ts";
 
 /** What a recorder needs. */
 export interface UndoRecorderOptions {
@@ -477,7 +478,8 @@ export function createUndoRecorder(options: UndoRecorderOptions): UndoRecorder {
     around(tool, input, readOnly, call) {
       if (readOnly || current === undefined) return call();
       const path = (input as { path?: unknown } | null)?.path;
-      if ((tool === "write" || tool === "edit") && typeof path === "string" && path[0] === "/") {
+      // A tool that writes the file its `path` names (write, edit, by its facts): that file.
+      if (factsOf(tool)?.path === "write" && typeof path === "string" && path[0] === "/") {
         return aroundFile(path, call);
       }
       return aroundScan(tool, call);

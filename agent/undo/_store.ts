@@ -194,6 +194,22 @@ export interface UndoStore extends ObjectSink {
 }
 
 /**
+ * Opens (creating it and its directory when missing) the lock file `path`, synchronously: a
+ * lock file in the store's own 0700 directory is a regular file that opens at once, and each
+ * asynchronous step would cost a trip through the thread pool (three of them per lock).
+ */
+function openLockFile(path: string): Deno.FsFile {
+  const options = { read: true, write: true, create: true, mode: 0o600 };
+  try {
+    return Deno.openSync(path, options);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    Deno.mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    return Deno.openSync(path, options);
+  }
+}
+
+/**
  * An exclusive flock on `path` (created), after the holders queued before it in this process:
  * two descriptors of one process would otherwise both wait on the kernel in no fixed order.
  */
@@ -208,8 +224,7 @@ async function flock(path: string, queues: Map<string, Promise<void>>): Promise<
   };
   await previous;
   try {
-    await Deno.mkdir(dirname(path), { recursive: true, mode: 0o700 });
-    const file = await Deno.open(path, { read: true, write: true, create: true, mode: 0o600 });
+    const file = openLockFile(path);
     try {
       await file.lock(true);
     } catch (error) {

@@ -26,7 +26,8 @@
  *   the last line and its record may not both have reached the disk, and `audit verify` then
  *   reports them disagreeing. The head promises to catch a log cut after it was written.
  * - A full file system still refuses the line (`requireRoom`), as when each line cost a new
- *   head file: the record is written in place only after one byte found room elsewhere.
+ *   head file: the record is written in place only after one byte found room elsewhere. Lines
+ *   written together under one lock (a group commit, `_writer.ts`) ask once, for the first.
  * - The file is written in place only when the name holds this format in a plain file of
  *   its own (not a symlink or a hard link: checked by name before the open and on the open
  *   file after it, so a name swapped between the two is caught) whose other slot holds line
@@ -144,11 +145,54 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 /**
+ * What a writer keeps between lines (see {@linkcode createHeadKeeper}): the head file it last
+ * wrote in place, still open, and the last record it wrote there.
+ */
+export interface HeadKeeper {
+  /** The open head file and who it is; only used again while the name still leads to it. */
+  file?:
+    | { readonly handle: Deno.FsFile; readonly dev: number; readonly ino: number | null }
+    | undefined;
+  /** The last record written, with its bytes (its check is not hashed again). */
+  last?: { readonly seq: number; readonly hash: string; readonly bytes: Uint8Array } | undefined;
+  /** Whether the open head file stays open after a line (a long-running writer). */
+  readonly keepOpen: boolean;
+}
+
+/** A keeper for one writer; `keepOpen` keeps the head file open between lines. */
+export function createHeadKeeper(keepOpen: boolean): HeadKeeper {
+  return { keepOpen };
+}
+
+/** Closes the head file `keeper` holds open, if any. */
+export function releaseHead(keeper: HeadKeeper): void {
+  const file = keeper.file;
+  keeper.file = undefined;
+  try {
+    file?.handle.close();
+  } catch { /* closed already */ }
+}
+
+/** The bytes of `head`'s record, from `keeper` when it wrote that record last. */
+function keptRecordBytes(head: ChainHead, keeper: HeadKeeper | undefined): Uint8Array {
+  const last = keeper?.last;
+  if (last !== undefined && last.seq === head.seq && last.hash === head.hash) return last.bytes;
+  return recordBytes(head);
+}
+
+/**
  * Writes `head`'s record in place into the head file at `target`, when that file is a head of
  * this format, a plain file of its own, whose other slot holds `previous`'s record; false
- * (nothing written) otherwise. Throws when the write itself fails.
+ * (nothing written) otherwise. Throws when the write itself fails. With a `keeper`, the file
+ * opened for the last line is used again when the name still leads to it (same device and
+ * inode, a plain file, one link: the look below is made every time, by name).
  */
-function writeInPlace(target: string, head: ChainHead, previous: ChainHead): boolean {
+function writeInPlace(
+  target: string,
+  head: ChainHead,
+  previous: ChainHead,
+  keeper: HeadKeeper | undefined,
+): boolean {
   let named: Deno.FileInfo;
   try {
     named = Deno.lstatSync(target);
@@ -157,21 +201,36 @@ function writeInPlace(target: string, head: ChainHead, previous: ChainHead): boo
   }
   if (!named.isFile || named.nlink !== 1 || named.size !== HEAD_BYTES) return false;
   let file: Deno.FsFile;
-  try {
-    // Read and write, so a FIFO swapped in after the look above cannot block the open.
-    file = Deno.openSync(target, { read: true, write: true });
-  } catch {
-    return false;
-  }
-  try {
+  const kept = keeper?.file;
+  if (kept !== undefined && kept.dev === named.dev && kept.ino === named.ino) {
+    file = kept.handle;
+  } else {
+    if (keeper !== undefined) releaseHead(keeper);
+    try {
+      // Read and write, so a FIFO swapped in after the look above cannot block the open.
+      file = Deno.openSync(target, { read: true, write: true });
+    } catch {
+      return false;
+    }
     // The open followed whatever the name held by then: only the file looked at is written.
-    const opened = file.statSync();
+    let opened: Deno.FileInfo;
+    try {
+      opened = file.statSync();
+    } catch (error) {
+      file.close();
+      throw error;
+    }
     if (
       !opened.isFile || opened.ino !== named.ino || opened.dev !== named.dev ||
       opened.nlink !== 1 || opened.size !== HEAD_BYTES
     ) {
+      file.close();
       return false;
     }
+    if (keeper !== undefined) keeper.file = { handle: file, dev: opened.dev, ino: opened.ino };
+  }
+  let done = false;
+  try {
     const other = slotOffset(previous.seq);
     const held = new Uint8Array(SLOT);
     file.seekSync(other, Deno.SeekMode.Start);
@@ -181,7 +240,7 @@ function writeInPlace(target: string, head: ChainHead, previous: ChainHead): boo
       if (n === null) return false;
       filled += n;
     }
-    if (!sameBytes(held, recordBytes(previous))) return false;
+    if (!sameBytes(held, keptRecordBytes(previous, keeper))) return false;
     const record = recordBytes(head);
     file.seekSync(slotOffset(head.seq), Deno.SeekMode.Start);
     // One write: a record is never written in two parts (a short write to a regular file
@@ -190,9 +249,13 @@ function writeInPlace(target: string, head: ChainHead, previous: ChainHead): boo
     if (n !== SLOT) {
       throw new Error(`the head file ${target}: wrote ${n} of ${SLOT} bytes`);
     }
+    if (keeper !== undefined) keeper.last = { seq: head.seq, hash: head.hash, bytes: record };
+    done = true;
     return true;
   } finally {
-    file.close();
+    // Kept open only while it is in use for this writer's lines; anything else closes it.
+    if (keeper === undefined) file.close();
+    else if (!done || !keeper.keepOpen) releaseHead(keeper);
   }
 }
 
@@ -250,7 +313,21 @@ function replaceHead(target: string, head: ChainHead): void {
 function requireRoom(target: string): void {
   const temporary = `${target}.tmp`;
   try {
-    createTemporary(temporary, new Uint8Array(1));
+    // Opened and written by hand, not by `createTemporary`: the probe lives for two calls,
+    // so its mode needs no `fchmod` past the umask (0600 or narrower either way).
+    let probe: Deno.FsFile;
+    try {
+      probe = Deno.openSync(temporary, { write: true, createNew: true, mode: 0o600 });
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+      Deno.removeSync(temporary);
+      probe = Deno.openSync(temporary, { write: true, createNew: true, mode: 0o600 });
+    }
+    try {
+      probe.writeSync(new Uint8Array(1));
+    } finally {
+      probe.close();
+    }
   } finally {
     removeTemporary(temporary);
   }
@@ -260,13 +337,25 @@ function requireRoom(target: string): void {
  * Makes `head` (line N) the head beside the log at `path`; `prev` is line N's `prev`, the hash
  * of line N−1. In place when the file holds line N−1's record, else replaced whole (see the
  * module's contract); either way it throws, head untouched, when the file system is full.
- * Called under the log's exclusive lock.
+ * Called under the log's exclusive lock. `roomFound`: a line written before this one under
+ * the same lock found room already (a group commit), so none is asked for again. `keeper`
+ * keeps the head file between lines (see {@linkcode HeadKeeper}).
  */
-export function writeHeadSync(path: string, head: ChainHead, prev: string): void {
+export function writeHeadSync(
+  path: string,
+  head: ChainHead,
+  prev: string,
+  { roomFound = false, keeper }: { roomFound?: boolean; keeper?: HeadKeeper } = {},
+): void {
   const target = headPathOf(path);
   if (head.seq > 1) {
-    requireRoom(target);
-    if (writeInPlace(target, head, { seq: head.seq - 1, hash: prev })) return;
+    if (!roomFound) requireRoom(target);
+    if (writeInPlace(target, head, { seq: head.seq - 1, hash: prev }, keeper)) return;
+  }
+  if (keeper !== undefined) {
+    // The name gets a new file: the one kept open is no longer the head.
+    releaseHead(keeper);
+    keeper.last = undefined;
   }
   replaceHead(target, head);
 }

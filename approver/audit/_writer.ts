@@ -3,6 +3,12 @@
  * the line before, its head updated with it, the log rotated when full; a line a full disk
  * cuts short is taken back, so the log and its head still agree.
  *
+ * Group commit: the events recorded while the writer waits for the lock (calls in flight
+ * together) are written under one lock, one look at the file and one room check, each line
+ * still followed by its own head record before the next line is written, so a process
+ * stopped anywhere leaves the log and its head as a one-line-at-a-time writer would. Each
+ * `record` resolves only once its line and head record are written.
+ *
  * @module
  */
 
@@ -15,7 +21,7 @@ import {
   redact,
 } from "./_event.ts";
 import { lastLine, nextLink } from "./_chain.ts";
-import { readHeadSync, writeHeadSync } from "./_head.ts";
+import { createHeadKeeper, readHeadSync, releaseHead, writeHeadSync } from "./_head.ts";
 import { rotateLog } from "./_rotation.ts";
 import { sha256Hex } from "./_sha256.ts";
 
@@ -38,30 +44,80 @@ export interface AuditFileOptions {
   readonly maxBytes?: number;
   /** Rotated files kept (the oldest beyond go); 0: all. @default {0} */
   readonly keep?: number;
+  /**
+   * Keep the log and its head file open between lines (a long-running server): fewer system
+   * calls a line. Which files they are is still checked by name under the lock for every
+   * batch, as when they are opened anew. `close()` closes them. @default {false}
+   */
+  readonly keepOpen?: boolean;
+}
+
+/** How many inputs' fields a writer keeps for their second line (calls in flight at once). */
+const RECENT_INPUTS = 64;
+/** Longest input (in UTF-16 units) whose fields are kept. */
+const RECENT_INPUT_CHARS = 16 * 1024;
+
+/** An event waiting to be written, and its caller's promise. */
+interface Waiting {
+  readonly event: AuditEvent;
+  readonly recorded: InputFields;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
 }
 
 /** An audit file at `path`; `secrets` are values never to be written. */
 export function createAuditFile(
   path: string,
   options: AuditFileOptions = {},
-): AuditSink & { readonly path: string } {
+): AuditSink & { readonly path: string; close(): void } {
   const clock = options.clock ?? (() => new Date());
   const maxBytes = options.maxBytes ?? 0;
   const keep = options.keep ?? 0;
-  // Other processes may append to the same file, so each line is written under the lock
-  // after a look at the file. While it is still the file and the size this process left,
-  // the last line is the one this process wrote and is not read back. The steps under the
-  // lock are a local append, a hash on this thread and the head's update, one call at a
-  // time, in order. Only taking the lock may wait (on another process), so only it is async.
+  const keepOpen = options.keepOpen ?? false;
+  // Other processes may append to the same file, so lines are written under the lock after
+  // a look at the file. While it is still the file and the size this process left, the last
+  // line is the one this process wrote and is not read back. The steps under the lock are a
+  // local append, a hash on this thread and the head's update, one batch at a time, in
+  // order. Only taking the lock may wait (on another process), so only it is async.
   let tail: Tail | undefined;
-  let queue: Promise<void> = Promise.resolve();
   let madeDir = false;
+  /** The log this process has open (kept between batches only with `keepOpen`). */
+  let log: Deno.FsFile | undefined;
+  const head = createHeadKeeper(keepOpen);
+  /**
+   * The input fields of recent inputs: a call's `tool.execute` and `tool.done` lines carry
+   * the same input, and redacting it (every secret value, then the generic patterns) and
+   * hashing it cost more than the rest of a line. Same input, same secrets: same fields.
+   */
+  const recent = new Map<string, InputFields>();
+  const fieldsOf = (input: string): InputFields => {
+    // Large inputs (a write's content) are not kept: memory stays under 64 × 16 KiB.
+    if (input.length > RECENT_INPUT_CHARS) return inputFields(input, options.secrets);
+    let fields = recent.get(input);
+    if (fields === undefined) {
+      fields = inputFields(input, options.secrets);
+      if (recent.size >= RECENT_INPUTS) recent.delete(recent.keys().next().value!);
+      recent.set(input, fields);
+    }
+    return fields;
+  };
+  /** Events not yet taken into a batch, oldest first. */
+  let waiting: Waiting[] = [];
+  let writing = false;
   const open = (): Deno.FsFile => {
     if (!madeDir) {
       Deno.mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
       madeDir = true;
     }
-    return Deno.openSync(path, { read: true, write: true, create: true, mode: 0o600 });
+    // Appending: every write lands at the end whatever the file's offset (no seek a line).
+    return Deno.openSync(path, { read: true, append: true, create: true, mode: 0o600 });
+  };
+  const closeLog = () => {
+    const file = log;
+    log = undefined;
+    try {
+      file?.close();
+    } catch { /* closed already */ }
   };
   /** True while the open file is still the one at `path` (not rotated or removed). */
   const isCurrent = (info: Deno.FileInfo): boolean => {
@@ -72,22 +128,24 @@ export function createAuditFile(
       return false;
     }
   };
+  /** Appends one line and its head record; `roomFound`: a line of this batch found room. */
   const write = async (
     file: Deno.FsFile,
     info: Deno.FileInfo,
-    event: AuditEvent,
-    recorded: InputFields,
-  ) => {
+    size: number,
+    { event, recorded }: Waiting,
+    roomFound: boolean,
+  ): Promise<number> => {
     let prev: string;
     let seq: number;
     if (
       tail !== undefined && tail.dev === info.dev && tail.ino === info.ino &&
-      tail.size === info.size
+      tail.size === size
     ) {
       prev = tail.hash;
       seq = tail.seq + 1;
     } else {
-      ({ prev, seq } = await nextLink(lastLine(file, info.size), readHeadSync(path)));
+      ({ prev, seq } = await nextLink(lastLine(file, size), readHeadSync(path)));
     }
     const entry = {
       seq,
@@ -100,66 +158,118 @@ export function createAuditFile(
     const line = JSON.stringify(entry);
     const bytes = new TextEncoder().encode(line + "\n");
     const hash = sha256Hex(bytes.subarray(0, bytes.length - 1));
-    file.seekSync(0, Deno.SeekMode.End);
     try {
       let written = 0;
       while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
-      writeHeadSync(path, { seq, hash }, prev);
+      writeHeadSync(path, { seq, hash }, prev, { roomFound, keeper: head });
     } catch (error) {
       // Hazard: a full disk takes part of a line (a short write, then ENOSPC), or the whole
       // line and then refuses the head. Either way the line is taken back, so the log and its
       // head still agree and no torn line stays in the chain for `verifyChain` to report for
       // good. Shrinking a file needs no free space.
       try {
-        file.truncateSync(info.size);
+        file.truncateSync(size);
       } catch { /* the error below says what went wrong first */ }
       throw error;
     }
-    tail = {
-      dev: info.dev,
-      ino: info.ino,
-      size: info.size + bytes.length,
-      hash,
-      seq,
-    };
+    tail = { dev: info.dev, ino: info.ino, size: size + bytes.length, hash, seq };
+    return size + bytes.length;
   };
-  const append = async (event: AuditEvent): Promise<void> => {
-    const recorded = inputFields(event.input, options.secrets);
-    for (;;) {
-      using file = open();
-      // The lock is awaited: another process holding it must not stall this event loop (the
-      // tool worker's confinement proofs are answered on it).
-      await file.lock(true);
-      let rotated: Deno.FsFile | undefined;
-      try {
-        const info = file.statSync();
-        // Rotated away (or removed) between the open and the lock: the line goes to the new log.
-        if (!isCurrent(info)) continue;
-        if (maxBytes > 0 && info.size >= maxBytes) {
-          rotated = await rotateLog(path, file, info, open, keep);
+  /**
+   * Writes `batch` under one lock, oldest first, settling each event's promise once its line
+   * and head record are written. A failure rejects the event it struck; the events after it
+   * go back to the front of the queue, each to get its own attempt, as one at a time.
+   */
+  const writeBatch = async (batch: Waiting[]): Promise<void> => {
+    let done = 0;
+    try {
+      while (done < batch.length) {
+        const file = log ??= open();
+        // The lock is awaited: another process holding it must not stall this event loop.
+        await file.lock(true);
+        let rotated: Deno.FsFile | undefined;
+        try {
+          const info = file.statSync();
+          // Rotated away (or removed) since the open: the lines go to the new log.
+          if (!isCurrent(info)) {
+            closeLog();
+            continue;
+          }
+          if (maxBytes > 0 && info.size >= maxBytes) {
+            rotated = await rotateLog(path, file, info, open, keep);
+          }
+          const target = rotated ?? file;
+          const at = rotated === undefined ? info : rotated.statSync();
+          let size = at.size;
+          const first = done;
+          // A full log is rotated before the next line (one line may pass the size): the
+          // rest of the batch goes on under a new look at the file.
+          while (done < batch.length && (done === first || maxBytes === 0 || size < maxBytes)) {
+            size = await write(target, at, size, batch[done]!, done > first);
+            batch[done]!.resolve();
+            done++;
+          }
+        } finally {
+          // Unlocking never waits: done here, not on another thread and back.
+          if (rotated !== undefined) {
+            rotated.unlockSync();
+            // The new log is the one to append to from now on.
+            if (log === file) {
+              closeLog();
+              log = rotated;
+            } else rotated.close();
+          }
+          try {
+            file.unlockSync();
+          } catch { /* closed above: closing released the lock */ }
+          if (!keepOpen) {
+            closeLog();
+            releaseHead(head);
+          }
         }
-        if (rotated === undefined) await write(file, info, event, recorded);
-        else await write(rotated, rotated.statSync(), event, recorded);
-        return;
-      } catch (error) {
-        tail = undefined;
-        throw error;
-      } finally {
-        // Unlocking never waits: done here, not on another thread and back.
-        if (rotated !== undefined) {
-          rotated.unlockSync();
-          rotated.close();
-        }
-        file.unlockSync();
       }
+    } catch (error) {
+      tail = undefined;
+      closeLog();
+      releaseHead(head);
+      batch[done]?.reject(error);
+      waiting = [...batch.slice(done + 1), ...waiting];
+    }
+  };
+  const drain = async () => {
+    writing = true;
+    try {
+      while (waiting.length > 0) {
+        const batch = waiting;
+        waiting = [];
+        await writeBatch(batch);
+      }
+    } finally {
+      writing = false;
     }
   };
   return {
     path,
     record(event) {
-      const done = queue.then(() => append(event));
-      queue = done.catch(() => {});
-      return done;
+      return new Promise<void>((resolve, reject) => {
+        let recorded: InputFields;
+        try {
+          recorded = fieldsOf(event.input);
+        } catch (error) {
+          reject(error);
+          return;
+        }
+        waiting.push({ event, recorded, resolve, reject });
+        // Started a microtask later, so the events recorded in this same turn share a batch.
+        if (!writing) {
+          writing = true;
+          queueMicrotask(() => void drain());
+        }
+      });
+    },
+    close() {
+      closeLog();
+      releaseHead(head);
     },
   };
 }

@@ -16,7 +16,7 @@ import { createInterface, type Interface } from "node:readline";
 import process from "node:process";
 import { join } from "node:path";
 import type { AgentEvent } from "../../agent/types.ts";
-import { createPromptOperator } from "../../approver/mod.ts";
+import { createPromptOperator, factsOf } from "../../approver/mod.ts";
 import { visible, visibleExact, visibleValue } from "../../approver/visible.ts";
 import { type AgentFlags, openAgent } from "../agent_setup.ts";
 import { EXIT } from "../errors.ts";
@@ -75,12 +75,10 @@ export function callSummary(name: string, input: unknown): string {
     string,
     unknown
   >;
-  const pick = name === "bash"
-    ? fields.command
-    : name === "grep"
-    ? [fields.pattern, fields.path].filter((v) => typeof v === "string").join("  ")
-    : fields.path;
-  const text = typeof pick === "string" && pick !== "" ? pick : JSON.stringify(input);
+  // The fields the tool's facts name (bash: the command; grep: pattern and path), else path.
+  const pick = (factsOf(name)?.summary ?? ["path"]).map((key) => fields[key])
+    .filter((v) => typeof v === "string").join("  ");
+  const text = pick !== "" ? pick : JSON.stringify(input);
   const flat = visible(text.replace(/\s+/g, " "));
   return flat.length > 100 ? `${flat.slice(0, 99)}…` : flat;
 }
@@ -93,7 +91,7 @@ export function resultSummary(name: string, output: string, isError: boolean): s
   }
   const lines = output === "" ? 0 : output.replace(/\n$/, "").split("\n").length;
   const count = `${lines} line${lines === 1 ? "" : "s"}`;
-  return name === "bash" ? `exit 0 · ${count}` : count;
+  return factsOf(name)?.command === true ? `exit 0 · ${count}` : count;
 }
 
 /** Chat's slash commands, in /help's order; each answers locally unless it says otherwise. */

@@ -17,6 +17,7 @@ import { EXIT } from "../errors.ts";
 import { type GlobalFlags, workspaceFrom } from "../config/options.ts";
 import { writeStdout } from "../terminal/output.ts";
 import { visible } from "../../approver/visible.ts";
+import { toolsWhere } from "../../approver/tool_facts.ts";
 import { type PolicyFlags, resolvePolicy } from "../config/policy.ts";
 import {
   probeSandbox,
@@ -68,7 +69,16 @@ function standing(policy: Policy, tool: string): string {
   return "by rule";
 }
 
-const TOOLS = ["read", "grep", "write", "edit", "bash"] as const;
+/**
+ * The built-in tools for the side-by-side line, by what they may do: those that only read
+ * (read, grep), then those that write files (write, edit), then those that run commands
+ * (bash); within each, in `createBuiltinTools()` order. Read from the tools' facts.
+ */
+const TOOLS = [
+  ...toolsWhere((f) => f.path !== "write" && f.command !== true),
+  ...toolsWhere((f) => f.path === "write" && f.command !== true),
+  ...toolsWhere((f) => f.command === true),
+];
 
 function grantsText(grants: WorkerPermissions): string {
   const list = (values: readonly string[]) => values.length === 0 ? "none" : values.join(",");

@@ -23,7 +23,7 @@ import {
   describeLayers,
   grantsFor,
   layersLine,
-  mayRun,
+  mayRunCommands,
   observedBy,
 } from "../layers/grants.ts";
 import { createLogger, type LogFlags } from "../terminal/log.ts";
@@ -32,6 +32,12 @@ import { checkToolNames, type PolicyFlags, resolvePolicy } from "../config/polic
 
 /** At most this many tool calls run at once; further requests wait in stdin. */
 export const MCP_MAX_CALLS = 32;
+
+/**
+ * Turns of the event loop the server waits at the end of stdin for the answers of handlers
+ * that returned (each is sent within a few microtasks; these turns are a bound, not a wait).
+ */
+const MCP_ANSWER_TURNS = 10;
 
 /** Flags of `mcp`. */
 export interface McpFlags extends GlobalFlags, LimitFlags, PolicyFlags, LogFlags {}
@@ -60,7 +66,7 @@ export async function mcpCommand(flags: McpFlags, signal: AbortSignal): Promise<
   const config = await loadConfig(flags.config);
   const log = createLogger(flags, config.values.log ?? {});
   const policy = resolvePolicy("mcp", config.approver, flags);
-  const context = await toolContextFrom(flags, config, mayRun(policy, "bash"));
+  const context = await toolContextFrom(flags, config, mayRunCommands(policy));
   const grants = grantsFor(policy, context.workspace, context.sandbox);
   checkGrants(policy, grants, context.sandbox);
   const layers = describeLayers(policy, context.workspace, grants, context.sandbox);
@@ -75,6 +81,9 @@ export async function mcpCommand(flags: McpFlags, signal: AbortSignal): Promise<
   const { registry, host: router } = toolSourceOf(host, sources, log);
   const secrets = Object.entries(Deno.env.toObject())
     .filter(([key]) => !(key in context.env)).map(([, value]) => value);
+  // Kept open between lines: the server records two lines a call for as long as it runs.
+  const audit = openAuditLog(config, secrets, { keepOpen: true });
+  using _closeAudit = { [Symbol.dispose]: () => audit.close() };
   // No operator: nobody can answer `ask` here, so it denies.
   const gate: GateOptions = {
     registry,
@@ -86,7 +95,7 @@ export async function mcpCommand(flags: McpFlags, signal: AbortSignal): Promise<
       observed: context.sandbox?.overlay !== undefined,
     }),
     ...observedBy(context.sandbox),
-    audit: openAuditLog(config, secrets),
+    audit,
     source: "mcp",
   };
 
@@ -119,6 +128,7 @@ export async function mcpCommand(flags: McpFlags, signal: AbortSignal): Promise<
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
   server.setRequestHandler(CallToolRequestSchema, async (request: CallToolRequest, extra: {
     readonly signal: AbortSignal;
+    readonly requestId: string | number;
   }) => {
     // extra.signal aborts on notifications/cancelled and when the connection closes.
     const call = callTool(
@@ -128,6 +138,8 @@ export async function mcpCommand(flags: McpFlags, signal: AbortSignal): Promise<
       AbortSignal.any([signal, extra.signal]),
     );
     inFlight.add(call);
+    // Counted in `running` now: the transport stops counting it as starting.
+    transport.started(extra.requestId);
     try {
       const result = await call;
       return { content: [{ type: "text", text: result.output }], isError: result.isError };
@@ -147,11 +159,20 @@ export async function mcpCommand(flags: McpFlags, signal: AbortSignal): Promise<
   // answered, then the server stops (a client that wants them stopped sends
   // notifications/cancelled, or SIGTERM).
   transport.ended.then(async () => {
+    // Turns of the event loop spent waiting only for answers whose handler has returned.
+    let answering = 0;
     do {
-      // Requests read just before the end reach their handler a few ticks later.
+      // Requests read just before the end reach their handler a few ticks later, and the
+      // SDK sends a handler's answer a few ticks after it returns (calls that finish
+      // together, their audit lines written in one batch, return in the same tick).
       await new Promise((resolve) => setTimeout(resolve, 0));
       await Promise.allSettled([...inFlight]);
-    } while (inFlight.size > 0 || transport.held > 0);
+      answering = inFlight.size > 0 || transport.held > 0 ? 0 : answering + 1;
+    } while (
+      inFlight.size > 0 || transport.held > 0 ||
+      // Bounded: a request the SDK never answers must not hold the server for ever.
+      (transport.unanswered > 0 && answering < MCP_ANSWER_TURNS)
+    );
     await transport.flushed();
   }).finally(() => done.resolve());
   try {

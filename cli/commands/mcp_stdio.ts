@@ -86,8 +86,12 @@ export class LineTransport implements Transport {
   /** Bytes of answers handed to `send` and not yet written. */
   #queued = 0;
   #writing: Promise<void> = Promise.resolve();
-  /** Tool calls dispatched since the last turn of the event loop (not yet counted as running). */
-  #unsettled = 0;
+  /**
+   * Tool calls handed to the server that have not yet entered their handler (and so are not
+   * in `running`), by {@linkcode idKey}: each leaves when its handler says it started, when
+   * its answer is sent (a call the SDK refused), or when it is cancelled.
+   */
+  #starting = new Set<string>();
   #wake: (() => void) | undefined;
   /** Tool calls read while the running cap was reached, oldest first, with their sizes. */
   #held: { message: JSONRPCMessage; id: Id; size: number }[] = [];
@@ -100,7 +104,6 @@ export class LineTransport implements Transport {
    */
   #open = new Set<string>();
   #draining = false;
-  #settling = false;
   readonly #ended = Promise.withResolvers<void>();
 
   constructor(
@@ -123,9 +126,27 @@ export class LineTransport implements Transport {
     return this.#held.length;
   }
 
+  /**
+   * How many requests are read and not yet answered: held, or handed to the server (which
+   * starts their handlers some microtasks later, so the server's own count lags behind this).
+   * A cancelled request leaves the count when its cancellation is handed on (it gets no
+   * answer); once the transport is closed nothing more can be answered, and this is 0.
+   */
+  get unanswered(): number {
+    return this.#closed ? 0 : this.#held.length + this.#open.size;
+  }
+
   /** Resolves when every answer sent so far is written. */
   flushed(): Promise<void> {
     return this.#writing;
+  }
+
+  /**
+   * Tells the transport the tool call `id` entered its handler and counts in `running` now.
+   * Called by the handler once it counts the call, not before.
+   */
+  started(id: unknown): void {
+    this.#starting.delete(idKey(id));
   }
 
   /** Tells the reader a tool call finished: held calls may start, stdin may be read again. */
@@ -152,7 +173,10 @@ export class LineTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     if (this.#closed) return Promise.resolve();
-    if (!("method" in message) && "id" in message) this.#open.delete(idKey(message.id));
+    if (!("method" in message) && "id" in message) {
+      this.#open.delete(idKey(message.id));
+      this.#starting.delete(idKey(message.id));
+    }
     const bytes = ENCODER.encode(JSON.stringify(message) + "\n");
     this.#queued += bytes.length;
     const written = this.#writing.then(async () => {
@@ -194,23 +218,16 @@ export class LineTransport implements Transport {
 
   /** Whether another tool call may start now: room among the running, and stdout keeps up. */
   #room(): boolean {
-    return this.#options.running() + this.#unsettled < this.#options.maxRunning &&
+    return this.#options.running() + this.#starting.size < this.#options.maxRunning &&
       this.#queued < MCP_OUTPUT_HIGH_WATER;
   }
 
   /**
    * Counts a tool call handed to the server: it enters its handler (and `running`) a few
-   * microtasks later, so it counts here until the next turn of the event loop.
+   * microtasks later, so it counts here until then (see {@linkcode started}).
    */
-  #dispatched(): void {
-    this.#unsettled++;
-    if (this.#settling) return;
-    this.#settling = true;
-    setTimeout(() => {
-      this.#settling = false;
-      this.#unsettled = 0;
-      this.#drain();
-    }, 0);
+  #dispatched(id: Id): void {
+    this.#starting.add(idKey(id));
   }
 
   /** Starts held calls while there is room, oldest first. */
@@ -223,7 +240,7 @@ export class LineTransport implements Transport {
         if (!this.#room()) return;
         const next = this.#held.shift()!;
         this.#heldBytes -= next.size;
-        this.#dispatched();
+        this.#dispatched(next.id);
         this.#deliver(next.message);
       }
     } finally {
@@ -361,7 +378,7 @@ export class LineTransport implements Transport {
           this.#drain();
           return;
         }
-        this.#dispatched();
+        this.#dispatched(id);
       }
     } else if (method === "notifications/cancelled") {
       // A held call that is cancelled never starts, and gets no answer (as a running one).
@@ -374,6 +391,8 @@ export class LineTransport implements Transport {
         this.#held.splice(at, 1);
       }
       if (!this.#open.delete(idKey(named))) return;
+      // A cancelled call may never reach its handler nor be answered: it counts no more.
+      if (this.#starting.delete(idKey(named))) this.#drain();
     }
     this.#deliver(message as JSONRPCMessage);
   }

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { createApprover, createPromptOperator, didYouMean } from "../../approver/mod.ts";
+import { createApprover, createPromptOperator, didYouMean, factsOf } from "../../approver/mod.ts";
 import { callTool } from "../../agent/tool_host.ts";
 import {
   createWorkerHost,
@@ -44,19 +44,12 @@ async function readStdin(): Promise<string> {
   }
 }
 
+/** An input for `name` to show: the one its facts give, else a path and where to look. */
 function example(name: string): string {
-  switch (name) {
-    case "bash":
-      return `'{"command": "ls"}'`;
-    case "grep":
-      return `'{"pattern": "TODO", "path": "/abs/dir"}'`;
-    case "write":
-      return `'{"path": "/abs/file", "content": "text"}'`;
-    case "edit":
-      return `'{"path": "/abs/file", "old_string": "a", "new_string": "b"}'`;
-    default:
-      return `'{"path": "/abs/file"}' (see rousseau tools --json for ${name}'s fields)`;
-  }
+  const given = factsOf(name)?.example;
+  return given !== undefined
+    ? `'${given}'`
+    : `'{"path": "/abs/file"}' (see rousseau tools --json for ${name}'s fields)`;
 }
 
 /** Decodes the input text; a syntax error becomes the tool's own parse error, as for the model. */
@@ -121,7 +114,7 @@ async function callWith(
   startHost: (context: Omit<ToolContext, "signal">) => Promise<WorkerHost>,
 ): Promise<number> {
   const policy = resolvePolicy("tool", config.approver, flags);
-  const context = await toolContextFrom(flags, config, name === "bash");
+  const context = await toolContextFrom(flags, config, factsOf(name)?.command === true);
   await using host = await startHost(context);
   const registry = host.registry;
   if (!registry.has(name)) {

@@ -45,14 +45,24 @@ export function auditWriteError(path: string, error: unknown): Error {
   return new Error(`audit log ${path}: cannot record the call: ${detail}`, { cause: error });
 }
 
-/** The state directory's audit log, rotated as configured; `secrets` are never written. */
+/**
+ * The state directory's audit log, rotated as configured; `secrets` are never written.
+ * `keepOpen` keeps the log and its head open between lines (a long-running server, which
+ * calls `close()` when it stops).
+ */
 export function openAuditLog(
   config: Config,
   secrets: readonly string[] = [],
-): AuditSink & { readonly path: string } {
-  const file = createAuditFile(auditPath(config), { secrets, ...auditRotation(config) });
+  { keepOpen = false }: { keepOpen?: boolean } = {},
+): AuditSink & { readonly path: string; close(): void } {
+  const file = createAuditFile(auditPath(config), {
+    secrets,
+    ...auditRotation(config),
+    keepOpen,
+  });
   return {
     path: file.path,
+    close: () => file.close(),
     async record(event) {
       try {
         await file.record(event);

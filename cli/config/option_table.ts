@@ -2,7 +2,7 @@
  * The options of the global command line and of `tool`, as data: cli/mod.ts builds
  * commander's options from these rows, and cli/startup/tool_args.ts parses `tool` calls from the
  * same rows without loading commander. One table, so the two cannot drift apart (and
- * tests/cli/tool_args_test.ts compares their parses word list by word list).
+ * tests/cli/startup/tool_args_test.ts compares their parses word list by word list).
  *
  * @module
  */

@@ -32,7 +32,11 @@ export interface PolicyFlags {
 
 const HOW_TO_ALLOW = "allow it with --allow TOOL or agent.approver in config";
 
-/** The policy each command uses when nothing is configured. */
+/**
+ * The policy each command uses when nothing is configured. It names tools on purpose: which
+ * tools run unasked is a security decision made here, not something a tool declares about
+ * itself, so a new built-in is denied by `run` and `mcp` (and in chat) until it is added.
+ */
 export function defaultPolicy(command: PolicyCommand): PolicyConfig {
   switch (command) {
     case "tool":

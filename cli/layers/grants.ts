@@ -7,6 +7,7 @@
  */
 
 import type { Policy } from "../../approver/mod.ts";
+import { toolsWhere } from "../../approver/tool_facts.ts";
 import {
   derivePermissions,
   isInside,
@@ -24,6 +25,11 @@ export interface Layers {
   readonly "bash_network": boolean;
 }
 
+/** The built-in tools that write the file their `path` names (write, edit), from their facts. */
+const WRITERS = toolsWhere((facts) => facts.path === "write");
+/** The built-in tools that run command lines (bash): the run grant and the sandbox are theirs. */
+const RUNNERS = toolsWhere((facts) => facts.command === true);
+
 /** False when no call of `tool` can ever be allowed (or asked) under `policy`. */
 export function mayRun(policy: Policy, tool: string): boolean {
   if (policy.mode === "allow_all") return true;
@@ -34,6 +40,16 @@ export function mayRun(policy: Policy, tool: string): boolean {
   if (policy.lists.deny.some((rule) => applies(rule) && unconditional(rule))) return false;
   if (policy.default !== "deny") return true;
   return [...policy.lists.allow, ...policy.lists.ask].some(applies);
+}
+
+/** False when no call of a tool that runs command lines can ever be allowed under `policy`. */
+export function mayRunCommands(policy: Policy): boolean {
+  return RUNNERS.some((tool) => mayRun(policy, tool));
+}
+
+/** False when no call of a tool that writes a named file can ever be allowed under `policy`. */
+function mayWriteFiles(policy: Policy): boolean {
+  return WRITERS.some((tool) => mayRun(policy, tool));
 }
 
 /** `^/abs/dir/` written as a plain prefix (dots may be escaped), as a directory. */
@@ -50,7 +66,7 @@ function literalDirectory(source: string | undefined): string | undefined {
 function writeRoots(policy: Policy, workspace: Workspace): string[] | undefined {
   if (policy.mode !== "pattern" || policy.default !== "deny") return undefined;
   const rules = [...policy.lists.allow, ...policy.lists.ask].filter((rule) =>
-    rule.tool === undefined || rule.tool === "write" || rule.tool === "edit"
+    rule.tool === undefined || WRITERS.includes(rule.tool)
   );
   if (rules.length === 0) return undefined;
   const dirs = rules.map((rule) =>
@@ -69,14 +85,14 @@ export function grantsFor(
   workspace: Workspace,
   sandbox?: Sandbox,
 ): WorkerPermissions {
-  const write = mayRun(policy, "write") || mayRun(policy, "edit");
+  const write = mayWriteFiles(policy);
   const base = derivePermissions(workspace, {
     write,
-    run: mayRun(policy, "bash"),
+    run: mayRunCommands(policy),
     ...(sandbox === undefined ? {} : { sandbox }),
   });
   // bash under the overlay applies its judged changes from the worker: it keeps the roots.
-  const observed = sandbox?.overlay !== undefined && mayRun(policy, "bash");
+  const observed = sandbox?.overlay !== undefined && mayRunCommands(policy);
   const narrowed = write && !observed ? writeRoots(policy, workspace) : undefined;
   return narrowed === undefined ? base : { ...base, write: narrowed };
 }
@@ -91,15 +107,16 @@ export function checkGrants(
   sandbox?: Sandbox,
 ): void {
   const problems: string[] = [];
-  if (grants.run.length > 0 && !mayRun(policy, "bash")) {
-    problems.push(`run is granted (${grants.run.join(", ")}) but the policy never allows bash`);
+  if (grants.run.length > 0 && !mayRunCommands(policy)) {
+    problems.push(
+      `run is granted (${grants.run.join(", ")}) but the policy never allows ${
+        RUNNERS.join(" or ")
+      }`,
+    );
   }
-  const bashApplies = sandbox?.overlay !== undefined && mayRun(policy, "bash");
-  if (
-    grants.write.length > 0 && !mayRun(policy, "write") && !mayRun(policy, "edit") &&
-    !bashApplies
-  ) {
-    problems.push("write is granted but the policy never allows write or edit");
+  const bashApplies = sandbox?.overlay !== undefined && mayRunCommands(policy);
+  if (grants.write.length > 0 && !mayWriteFiles(policy) && !bashApplies) {
+    problems.push(`write is granted but the policy never allows ${WRITERS.join(" or ")}`);
   }
   if (grants.net !== false) problems.push("the tool worker must not have network access");
   if (problems.length > 0) {
@@ -201,7 +218,7 @@ export function layersLine(layers: Layers): string {
     `worker=${worker} · sandbox=${layers.sandbox}${walls ? ` (${walls})` : ""} · net=${net}`;
 }
 
-/** The gate's `observed` tools: bash, when it runs under the overlay. */
+/** The gate's `observed` tools: those that run command lines (bash), under the overlay. */
 export function observedBy(sandbox: Sandbox | undefined): { observed?: ReadonlySet<string> } {
-  return sandbox?.overlay === undefined ? {} : { observed: new Set(["bash"]) };
+  return sandbox?.overlay === undefined ? {} : { observed: new Set(RUNNERS) };
 }

@@ -31,6 +31,7 @@ import {
 import type { Config } from "../config/config.ts";
 import { UsageError } from "../errors.ts";
 import { resolvePids } from "./pids_cgroup.ts";
+import { makeProbeDir, processTag } from "./probe_dirs.ts";
 import {
   hiddenPaths,
   maskedDirs,
@@ -218,7 +219,7 @@ async function probeIdentity(
   try {
     // A root owned by uid 1, holding a 0600 file of root's: the command must be able to
     // write the root (its owner mapped to the shell) and not read root's file.
-    scratch = await Deno.makeTempDir({ prefix: "rousseau-identity-probe-" });
+    scratch = await makeProbeDir("identity");
     await Deno.writeTextFile(join(scratch, "root-only"), "x", { mode: 0o600 });
     await Deno.chmod(scratch, 0o755);
     await Deno.chown(scratch, 1, 1);
@@ -272,18 +273,6 @@ function unsandboxed(mode: SandboxReport["mode"], summary: string): SandboxRepor
   };
 }
 
-/** `<pid>.<start time>`: names this process's scratch directories, and no later process's. */
-function processTag(pid: number): string | undefined {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    // The fields after the command name, which is in parentheses and may hold anything.
-    const start = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
-    return start === undefined ? undefined : `${pid}.${start}`;
-  } catch {
-    return undefined;
-  }
-}
-
 /** The overlay's code, loaded only when bash may run (it pulls in node:fs). */
 function overlayCode() {
   return import("../../tools/_overlay.ts");
@@ -333,7 +322,7 @@ async function probeOverlay(
     await Deno.mkdir(base, { recursive: true, mode: 0o700 });
     cleanStaleScratch(base, removeTree);
     const overlay: OverlaySetup = { setpriv, unshare, mount, base, owner };
-    lower = await Deno.makeTempDir({ prefix: "rousseau-overlay-probe-" });
+    lower = await makeProbeDir("overlay");
     await Deno.writeTextFile(join(lower, "gone"), "x");
     const fitted = fitSandbox({ ...sandbox, overlay }, [lower]);
     const prepared = prepareOverlay(overlay, [lower], {

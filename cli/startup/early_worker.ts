@@ -11,7 +11,8 @@
  * wrong guess costs time, never a grant. The config is read where it always was (its errors
  * and warnings are unchanged).
  *
- * bash is left out: its grants depend on the sandbox, which costs a trial run of bwrap.
+ * A tool that runs command lines (bash, by its facts) is left out: its grants depend on the
+ * sandbox, which costs a trial run of bwrap.
  *
  * @module
  */
@@ -23,6 +24,8 @@ import {
   type WorkerPermissions,
 } from "../../tools/worker_start.ts";
 import type { ToolCall } from "./tool_args.ts";
+// The facts' data alone (not approver/tool_facts.ts): one module fewer before the entry runs.
+import BUILTIN_TOOLS from "../../approver/builtin_tools.json" with { type: "json" };
 
 let early: StartedWorker | undefined;
 
@@ -49,12 +52,15 @@ function guessPermissions(flags: ToolCall["flags"]): WorkerPermissions | undefin
 }
 
 /**
- * Starts the tool worker for `call` (not bash), with the grants guessed from its words
+ * Starts the tool worker for `call` (not one that runs commands), with the grants guessed from its words
  * alone. Never throws: a worker that cannot start here is started again, and its error
  * reported, by `createWorkerHost`.
  */
 export function startEarlyWorker(call: ToolCall): void {
-  if (call.name === "bash") return;
+  const facts = Object.hasOwn(BUILTIN_TOOLS, call.name)
+    ? (BUILTIN_TOOLS as Record<string, { command?: boolean }>)[call.name]
+    : undefined;
+  if (facts?.command === true) return;
   const permissions = guessPermissions(call.flags);
   if (permissions === undefined) return;
   try {

@@ -10,7 +10,7 @@
  * with `-`, choices respected, global options before `tool` and the tool's own after it.
  * Anything else (help, `--`, an unknown or repeated option, a missing value, a third word)
  * is left to commander: `undefined`, and the full CLI parses the words and says what is
- * wrong exactly as it always did. tests/cli/tool_args_test.ts checks, word list by word
+ * wrong exactly as it always did. tests/cli/startup/tool_args_test.ts checks, word list by word
  * list, that every decided parse is the one commander makes.
  *
  * @module

@@ -21,9 +21,9 @@ export function versionReport(): string {
  * The stdout of argument lists whose whole answer is a constant text (exit 0): `version`,
  * `--version` and `-v` alone, and `--help` and `-h` alone when stdout is not a terminal
  * (commander wraps help to a terminal's width; to a pipe it prints cli/startup/help_text.ts's text,
- * which tests/cli/help_text_test.ts keeps equal to commander's). Undefined for everything
+ * which tests/cli/commands/tools_test.ts keeps equal to commander's). Undefined for everything
  * else, which goes to the full CLI. The texts are exactly what the full CLI prints for the
- * same words (tests/cli/tools_test.ts runs both paths).
+ * same words (tests/cli/commands/tools_test.ts runs both paths).
  */
 export function fastOutput(args: readonly string[], stdoutIsTerminal: boolean): string | undefined {
   if (args.length !== 1) return undefined;

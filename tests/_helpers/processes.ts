@@ -4,6 +4,8 @@
  * @module
  */
 
+import { until } from "./until.ts";
+
 /** How many live processes have `marker` in their command line. */
 async function count(marker: string): Promise<number> {
   const ps = await new Deno.Command("pgrep", { args: ["-f", marker], stdout: "piped" }).output();
@@ -22,12 +24,10 @@ export async function survivors(marker: string): Promise<number> {
 
 /** Waits until a process with `marker` in its command line runs; throws after `limitMs`. */
 export async function waitForProcess(marker: string, limitMs = 10_000): Promise<void> {
-  const deadline = performance.now() + limitMs;
-  while (performance.now() < deadline) {
-    if (await count(marker) > 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`no process with ${marker} appeared`);
+  await until(`a process with ${marker}`, async () => await count(marker) > 0, {
+    limitMs,
+    everyMs: 50,
+  });
 }
 
 /** Every live process below `pid` (any depth, by walking /proc), deepest first. */

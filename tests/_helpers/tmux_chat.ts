@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { CLI_ARGS } from "./cli.ts";
 import type { FakeServer } from "./fake_providers.ts";
 import type { TmpWorkspace } from "./tmp_workspace.ts";
+import { until } from "./until.ts";
 
 /** How long any one wait may take before the test fails, showing the screen. */
 export const WAIT_LIMIT_MS = 60_000;
@@ -153,20 +154,24 @@ export async function openChat(
     const [flag, status] = out.stdout.trim().split(":");
     return flag === "1" ? Number(status) : undefined;
   };
-  const until = async (what: string, ready: (lines: string[]) => boolean) => {
-    const deadline = performance.now() + WAIT_LIMIT_MS;
-    for (;;) {
-      const lines = await screen();
-      if (ready(lines)) return lines;
+  const untilShown = async (what: string, ready: (lines: string[]) => boolean) => {
+    let lines: string[] = [];
+    await until(what, async () => {
+      lines = await screen();
+      if (ready(lines)) return true;
       const status = await dead();
-      const why = status !== undefined
-        ? `the chat exited with ${status} while waiting for ${what}`
-        : performance.now() > deadline
-        ? `gave up waiting for ${what}`
-        : undefined;
-      if (why !== undefined) throw new Error(`chat: ${why}; the screen:\n${lines.join("\n")}`);
-      await sleep(POLL_MS);
-    }
+      if (status === undefined) return false;
+      throw new Error(
+        `chat: the chat exited with ${status} while waiting for ${what}; the screen:\n${
+          lines.join("\n")
+        }`,
+      );
+    }, {
+      limitMs: WAIT_LIMIT_MS,
+      everyMs: POLL_MS,
+      state: () => `the screen:\n${lines.join("\n")}`,
+    });
+    return lines;
   };
 
   const chat: Chat = {
@@ -193,27 +198,26 @@ export async function openChat(
       return must("capture-pane", "-p", "-e", "-J", "-S", "-");
     },
     waitFor(text, count = 1) {
-      return until(
+      return untilShown(
         `${JSON.stringify(text)} (${count}×)`,
         (lines) => lines.filter((l) => l.includes(text)).length >= count,
       );
     },
     waitForPrompt(count) {
-      return until(
+      return untilShown(
         `prompt #${count}`,
         (lines) => lines.filter((l) => l.startsWith("›")).length >= count && lines.at(-1) === "›",
       );
     },
     async waitForExit() {
-      const deadline = performance.now() + WAIT_LIMIT_MS;
-      for (;;) {
-        const status = await dead();
-        if (status !== undefined) return status;
-        if (performance.now() > deadline) {
-          throw new Error(`chat: did not exit; the screen:\n${(await screen()).join("\n")}`);
-        }
-        await sleep(POLL_MS);
-      }
+      // An object, not a `let`: an assignment in the closure does not narrow it.
+      const exited: { status: number | undefined } = { status: undefined };
+      await until("the chat to exit", async () => (exited.status = await dead()) !== undefined, {
+        limitMs: WAIT_LIMIT_MS,
+        everyMs: POLL_MS,
+        state: async () => `the screen:\n${(await screen()).join("\n")}`,
+      });
+      return exited.status ?? -1;
     },
     async [Symbol.asyncDispose]() {
       await tmux("kill-server");

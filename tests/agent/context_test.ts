@@ -2,7 +2,7 @@
  * Context management in the loop (agent/context.ts) with in-process providers: the "too long"
  * texts each server family sends, the known windows, stubs that keep the latest results,
  * the share cap, the summary, one retry and no more. The wire-level runs are in
- * tests/cli/context_run_test.ts.
+ * tests/cli/commands/context_run_test.ts.
  */
 
 import {

@@ -12,7 +12,7 @@ import type { Message, ToolResultBlock } from "../../providers/types.ts";
 import { assert, assertEquals, assertStringIncludes } from "../_helpers/assert.ts";
 import { type Reply, scriptedProvider } from "../_helpers/scripted_provider.ts";
 import { type TmpWorkspace, tmpWorkspace } from "../_helpers/tmp_workspace.ts";
-import { survivors } from "../_helpers/processes.ts";
+import { survivors, waitForProcess } from "../_helpers/processes.ts";
 import { gateFor } from "../_helpers/gate.ts";
 
 function user(text: string): Message {
@@ -190,11 +190,7 @@ Deno.test("loop: cancelling mid-tool kills the bash child and stores its result"
     { text: "never" },
   ], { signal: controller.signal });
   // Wait until the child is running, then cancel.
-  for (let i = 0; i < 100; i++) {
-    const ps = await new Deno.Command("pgrep", { args: ["-f", marker], stdout: "piped" }).output();
-    if (new TextDecoder().decode(ps.stdout).trim() !== "") break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await waitForProcess(marker);
   controller.abort(new Error("interrupted by SIGINT"));
   const { result, messages } = await pending;
   assertEquals(result.subtype, "cancelled");

@@ -128,3 +128,57 @@ Deno.test("a message that finds the disk full fails with SQLite's reason, and th
   using again = openSessionStore(path);
   assertEquals(again.load(id).map((m) => m.role), ["user"]);
 });
+
+/** The store appending `messages` in a child process traced by strace: syncs per append. */
+async function syncsPerAppend(messages: readonly Message[]): Promise<number[]> {
+  const path = await tmpDb();
+  const script = `
+    import { openSessionStore } from ${
+    JSON.stringify(new URL("../../agent/session_store.ts", import.meta.url).href)
+  };
+    const messages = ${JSON.stringify(messages)};
+    const store = openSessionStore(${JSON.stringify(path)});
+    const id = store.create({ workspace: "/ws", provider: "anthropic", model: "m" });
+    for (const message of messages) {
+      Deno.stderr.writeSync(new TextEncoder().encode("MARK\\n"));
+      store.append(id, message);
+    }
+    Deno.stderr.writeSync(new TextEncoder().encode("MARK\\n"));
+    store.close();
+  `;
+  const out = await new Deno.Command("strace", {
+    args: [
+      "-f",
+      "-e",
+      "trace=fsync,fdatasync,write",
+      "-e",
+      "signal=none",
+      Deno.execPath(),
+      "eval",
+      script,
+    ],
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  const trace = new TextDecoder().decode(out.stderr);
+  assert(out.success, trace.slice(-2000));
+  // Counts of fsync/fdatasync between the markers: one per append.
+  const counts: number[] = [];
+  for (const line of trace.split("\n")) {
+    if (/write\(2, "MARK\\n"/.test(line)) counts.push(0);
+    else if (/\b(fsync|fdatasync)\(/.test(line) && counts.length > 0) {
+      counts[counts.length - 1]!++;
+    }
+  }
+  return counts.slice(0, messages.length);
+}
+
+Deno.test("session store: a reply asking for tool calls is on disk before the calls run; other messages wait for the next sync", async () => {
+  const result: Message = {
+    role: "user",
+    content: [{ type: "tool_result", toolUseId: "t1", content: "ok", isError: false }],
+  };
+  const answer: Message = { role: "assistant", content: [{ type: "text", text: "done" }] };
+  const counts = await syncsPerAppend([prompt, call, result, call, result, answer]);
+  assertEquals(counts.map((n) => n > 0), [false, true, false, true, false, false]);
+});

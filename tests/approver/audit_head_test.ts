@@ -182,12 +182,20 @@ Deno.test("audit: a record the chain did not write is replaced with the next lin
   assertEquals(await headProblem(path), undefined);
 });
 
-Deno.test("audit: a symlink, a hard link or a FIFO under the head's name is not written through", async (t) => {
+for (const keepOpen of [false, true]) {
+  Deno.test(`audit: a symlink, a hard link or a FIFO under the head's name is not written through (keepOpen: ${keepOpen})`, async (t) => {
+    await plantedUnderHead(t, keepOpen);
+  });
+}
+
+/** Links planted under the head's name, for a writer that keeps its files open or not. */
+async function plantedUnderHead(t: Deno.TestContext, keepOpen: boolean): Promise<void> {
   await using tmp = await tempDir();
   const path = join(tmp.path, "audit.jsonl");
   const head = `${path}.head`;
   const victim = join(tmp.path, "victim");
-  const audit = createAuditFile(path);
+  const audit = createAuditFile(path, { keepOpen });
+  using _closed = { [Symbol.dispose]: () => audit.close() };
   await audit.record(event(0));
   await audit.record(event(1));
   /** Plants `plant` under the head's name, holding a copy of the real head; checks a line. */
@@ -216,4 +224,31 @@ Deno.test("audit: a symlink, a hard link or a FIFO under the head's name is not 
     assertEquals(await headProblem(path), undefined);
     await Deno.remove(victim);
   });
+}
+
+Deno.test("audit: events recorded together resolve only once their line and head record are written", async () => {
+  await using tmp = await tempDir();
+  const path = join(tmp.path, "audit.jsonl");
+  for (const keepOpen of [false, true]) {
+    const audit = createAuditFile(path, { keepOpen });
+    using _closed = { [Symbol.dispose]: () => audit.close() };
+    const before = keepOpen ? (await linesOf(path)).length : 0;
+    // Recorded in one turn: one group commit (or several); each promise is checked the moment
+    // it resolves, against what the files hold then.
+    const seen: string[] = [];
+    await Promise.all(Array.from({ length: 20 }, (_, i) =>
+      audit.record(event(i)).then(() => {
+        const lines = Deno.readTextFileSync(path).trimEnd().split("\n");
+        const mine = lines.findIndex((l) =>
+          l.includes(`echo ${i}\\"`) && l.includes(`"seq":${before + i + 1},`)
+        );
+        const head = parseHead(Deno.readTextFileSync(headPathOf(path)));
+        if (mine === -1) seen.push(`event ${i}: its line is not in the log yet`);
+        else if (typeof head !== "object" || head.seq < before + i + 1) {
+          seen.push(`event ${i}: the head is at ${typeof head === "object" ? head.seq : head}`);
+        }
+      })));
+    assertEquals(seen, []);
+    assertEquals(await headProblem(path), undefined);
+  }
 });

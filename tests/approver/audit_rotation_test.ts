@@ -237,7 +237,12 @@ Deno.test("audit rotation: keep removes the oldest files and records where the c
 Deno.test("audit rotation: concurrent writers across rotations keep one chain and a matching head", async () => {
   await using tmp = await tempDir();
   const path = join(tmp.path, "audit.jsonl");
-  const writers = [1, 2, 3].map(() => createAuditFile(path, { maxBytes: 1500, keep: 0 }));
+  // One writer keeps its files open between lines (as `rousseau mcp` does): it still follows
+  // the rotations the others make.
+  const writers = [false, true, false].map((keepOpen) =>
+    createAuditFile(path, { maxBytes: 1500, keep: 0, keepOpen })
+  );
+  using _closed = { [Symbol.dispose]: () => writers.forEach((w) => w.close()) };
   await Promise.all(Array.from({ length: 45 }, (_, i) => writers[i % 3]!.record(event(i))));
   const files = await allLines(path);
   assert(files.length > 5, `only ${files.length} files`);

@@ -304,7 +304,7 @@ Deno.test("prompt: describeCall", async (t) => {
 // it may redraw, hide or reorder what the operator reads (CVE-2024-27936's prompt spoof,
 // https://github.com/CWE-CAPEC/CWE-Content-Development-Repository/issues/112; bidi in an
 // approval card, Growth-Circle/cadis#791; newline and control injection into a shown command,
-// kylesnowschwartz/zsh-ai-cmd#4). tests/cli/terminal_attacks_test.ts does it in a terminal.
+// kylesnowschwartz/zsh-ai-cmd#4). tests/cli/terminal/terminal_attacks_test.ts does it in a terminal.
 Deno.test("prompt: the call is shown as the model sent it, never obeyed by the terminal", async (t) => {
   const io = script([]);
   const rows: [string, ApprovalRequest, string][] = [

@@ -22,6 +22,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 import { serveMcp } from "../_helpers/mcp_client.ts";
+import { until } from "../_helpers/until.ts";
 
 const SECRET = "QX7-OUTSIDE-SECRET-81f2c";
 /** Files in the tree the first call walks, so that the tool worker starts its prefilter. */
@@ -69,11 +70,11 @@ Deno.test("confinement: grep never returns a file through a directory swapped fo
     const before = threads(pid);
     const first = await grepText(client, { pattern: "nothing-matches-this", path: ws.root });
     assertEquals(first, "no matches");
-    const started = Date.now();
-    while (threads(pid) <= before && Date.now() - started < 20_000) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    assert(threads(pid) > before, `no prefilter worker started (threads ${threads(pid)})`);
+    await until("the prefilter worker's thread", () => threads(pid) > before, {
+      limitMs: 20_000,
+      everyMs: 50,
+      state: () => `threads ${threads(pid)}, ${before} before`,
+    });
 
     // rename(2) a directory and a symlink in and out at the same name, as fast as sh can.
     swapper = new Deno.Command("/bin/sh", {

@@ -21,6 +21,7 @@
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_helpers/assert.ts";
 import { CLI_ARGS, REPO, runCli } from "../_helpers/cli.ts";
+import { until } from "../_helpers/until.ts";
 import { has, ROOT, type Seat, seat } from "./_sandboxed.ts";
 import { describeLayers, layersLine } from "../../cli/layers/grants.ts";
 import { resolvePolicy } from "../../cli/config/policy.ts";
@@ -261,16 +262,6 @@ function helpersTagged(tag: string): number[] {
   return found;
 }
 
-/** Polls until `check` holds, for at most `limitMs`; returns whether it did. */
-async function eventually(check: () => boolean, limitMs = 10_000): Promise<boolean> {
-  const deadline = performance.now() + limitMs;
-  while (performance.now() < deadline) {
-    if (check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return check();
-}
-
 /**
  * Runs `sleep 60` through a seat's bash with `extra` flags, its slirp4netns tagged with a
  * fresh tag; once one runs (the search for it must see it), calls `check`. Whatever `check`
@@ -289,16 +280,25 @@ async function whileSlirpRuns(
   const running = s.spawn("sleep 60", extra);
   try {
     // It runs while the command does (so the search after `check` finds it) ...
-    assert(
-      await eventually(() => helpersTagged(tag).length > 0, 30_000),
-      "no slirp4netns seen",
-    );
+    await until("a slirp4netns", () => helpersTagged(tag).length > 0, {
+      limitMs: 30_000,
+      everyMs: 50,
+    });
     await check(running, tag);
   } finally {
     for (const pid of helpersTagged(tag)) Deno.kill(pid, "SIGKILL");
     await running.stdout.cancel().catch(() => {});
     await running.stderr.cancel().catch(() => {});
   }
+}
+
+/** Waits until no slirp4netns tagged `tag` runs; throws naming the survivors after 10 s. */
+function slirpGone(tag: string): Promise<void> {
+  return until("slirp4netns to be gone", () => helpersTagged(tag).length === 0, {
+    limitMs: 10_000,
+    everyMs: 50,
+    state: () => `slirp4netns survived: ${helpersTagged(tag)}`,
+  });
 }
 
 const LIFETIME_SHAPES = [SHAPES[0]!, SHAPES[2]!];
@@ -322,7 +322,7 @@ for (const shape of LIFETIME_SHAPES) {
         }
         assertEquals(ended?.code, 1, "rousseau did not end after its call timed out");
         // ... and is gone with it.
-        assert(await eventually(() => helpersTagged(tag).length === 0), "slirp4netns survived");
+        await slirpGone(tag);
       });
     },
   });
@@ -334,7 +334,7 @@ for (const shape of LIFETIME_SHAPES) {
       await whileSlirpRuns(shape, [], async (running, tag) => {
         running.kill("SIGKILL");
         await running.status;
-        assert(await eventually(() => helpersTagged(tag).length === 0), "slirp4netns survived");
+        await slirpGone(tag);
       });
     },
   });

@@ -11,7 +11,7 @@ import { assert, assertEquals } from "../_helpers/assert.ts";
 
 Deno.test("--provider offers exactly the wires, in their order, when the option table is read", () => {
   // option_table.ts is on main.ts's start-up path, which must not load providers/ (see
-  // tests/cli/startup_graph_test.ts), so it spells the names out; this keeps them in step.
+  // tests/cli/startup/startup_graph_test.ts), so it spells the names out; this keeps them in step.
   const row = GLOBAL_OPTIONS.find((option) => option.flags === "--provider <name>");
   assertEquals(row?.choices, WIRE_NAMES);
 });

@@ -20,6 +20,7 @@
 
 import { dirname, join } from "node:path";
 import { assert, assertEquals } from "../_helpers/assert.ts";
+import { until } from "../_helpers/until.ts";
 import { callTool, type GateOptions } from "../../agent/tool_host.ts";
 import {
   createUndoRecorder,
@@ -515,11 +516,11 @@ Deno.test("overlay: a change made to the workspace meanwhile is a conflict: the 
   const running = b.bash("echo new > f.txt && sleep 5");
   // Wait for the command's write in its upper layer, then change the real file.
   const base = join(b.stateDir, "overlay");
-  for (let i = 0; i < 300; i++) {
-    const dirs = entries(base).map((e) => join(base, e.name, "0", "u", "f.txt"));
-    if (dirs.some((p) => exists(p))) break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await until(
+    "the command's f.txt in its upper layer",
+    () => entries(base).some((e) => exists(join(base, e.name, "0", "u", "f.txt"))),
+    { limitMs: 15_000, everyMs: 50 },
+  );
   await Deno.writeTextFile(join(b.root, "f.txt"), "theirs\n");
   const result = await running;
   assertEquals(result.isError, true);

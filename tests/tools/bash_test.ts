@@ -9,6 +9,7 @@
 
 import { assert, assertEquals, assertMatch } from "../_helpers/assert.ts";
 import { type TmpWorkspace, tmpWorkspace } from "../_helpers/tmp_workspace.ts";
+import { until } from "../_helpers/until.ts";
 import {
   createBuiltinTools,
   createInProcessHost,
@@ -33,10 +34,6 @@ function marker(n: number): string {
 
 function quote(text: string): string {
   return `'${text.replaceAll("'", `'\\''`)}'`;
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /**
@@ -69,12 +66,15 @@ async function processesWith(token: string): Promise<number[]> {
 
 /** Asserts that no process carrying `token` is left (allowing SIGKILL time to land). */
 async function assertNoneLeft(token: string): Promise<void> {
-  let left = await processesWith(token);
-  for (let i = 0; i < 500 && left.length > 0; i++) {
-    await delay(10);
-    left = await processesWith(token);
-  }
-  assertEquals(left, [], `processes still running with ${token} in their command line`);
+  await until(
+    `no process with ${token} in its command line`,
+    async () => (await processesWith(token)).length === 0,
+    {
+      limitMs: 5_000,
+      everyMs: 10,
+      state: async () => `still running: ${await processesWith(token)}`,
+    },
+  );
 }
 
 /** Kills whatever carries `token`: cleanup for processes that escape the group. */
@@ -90,15 +90,10 @@ async function killAll(token: string): Promise<void> {
 
 /** Waits until `path` exists (the command wrote it), up to ten seconds. */
 async function waitForFile(path: string): Promise<void> {
-  for (let i = 0; i < 1000; i++) {
-    try {
-      await Deno.stat(path);
-      return;
-    } catch {
-      await delay(10);
-    }
-  }
-  throw new Error(`${path} never appeared`);
+  await until(path, () => Deno.stat(path).then(() => true, () => false), {
+    limitMs: 10_000,
+    everyMs: 10,
+  });
 }
 
 // --- input ---------------------------------------------------------------------------
