@@ -45,6 +45,7 @@ function discard(chain: Parked): void {
   }
   chain.child.stdin.close().catch(() => {});
   chain.child.stdout.cancel().catch(() => {});
+  chain.child.stderr.cancel().catch(() => {});
 }
 
 /**

@@ -62,6 +62,17 @@ const SETSID_PATH = "/usr/bin:/bin:/usr/sbin:/sbin";
 const DRAIN_GRACE_MS = 500;
 /** Size of the one buffer output is read into. */
 const READ_BUFFER_BYTES = 65_536;
+/**
+ * What the shell inside the sandbox writes on stderr once the set-up is done (every namespace,
+ * mount, filter and cgroup in place), just before it runs the command. stderr is the set-up's
+ * own: everything before the shell (perl, setpriv, unshare, bwrap) writes its failures there,
+ * and the command cannot write to it (the shell has joined it to stdout by then). Its absence
+ * after a normal exit means the command never ran: the status is the set-up's, not the
+ * command's.
+ */
+const STARTED = "rousseau-bash-set-up-done";
+/** How much of the set-up's stderr is kept for the report. */
+const SETUP_TEXT_BYTES = 8192;
 
 // Go's names for the signals a command is commonly killed by.
 const SIGNAL_NAMES: Readonly<Record<string, string>> = {
@@ -346,10 +357,16 @@ function shellArgv(
     : '{ echo $$ > "$3"; } 2>/dev/null || { echo "bash: cannot join the process-limit cgroup ' +
       '$3"; exit 125; }; ';
   // stdin is /dev/null: under a seccomp filter it was the pipe that carried the filter.
+  // Sandboxed, stderr is the set-up's own channel until the shell has joined the cgroup: the
+  // shell says there that the set-up is done, then joins stderr to stdout, so the command never
+  // holds that channel (see `STARTED`).
+  const redirect = sandbox === undefined
+    ? "exec </dev/null 2>&1; " + join
+    : `exec </dev/null; ${join}echo ${STARTED} >&2; exec 2>&1; `;
   return [
     SHELL,
     "-c",
-    `exec </dev/null 2>&1; ${join}${exec}`,
+    `${redirect}${exec}`,
     SHELL,
     command,
     setsid ?? "",
@@ -475,7 +492,8 @@ async function runShell(
     args,
     cwd,
     stdout: "piped",
-    stderr: "null",
+    // Sandboxed, the set-up's own channel (see `STARTED`).
+    stderr: sandbox === undefined ? "null" : "piped",
     clearEnv: true,
     // Under the overlay, git's opportunistic index refresh (`git status`) would be a write
     // to judge like any other: ask git not to make it.
@@ -513,6 +531,39 @@ async function runShell(
   }
 }
 
+/**
+ * The error of a call whose sandbox set-up failed before the command ran (the shell never said
+ * `STARTED`): what failed, in the set-up's own words (its stderr, the overlay's error file, what
+ * it printed on stdout), and what to do. Never the command's exit status: it did not run.
+ */
+function setupFailure(
+  status: ShellStatus,
+  stderr: string,
+  stdout: string,
+  prepared: PreparedOverlay | undefined,
+): ToolError {
+  const said = [
+    ...stderr.split("\n"),
+    ...(prepared === undefined ? [] : [setupProblem(prepared) ?? ""]),
+    ...stdout.split("\n"),
+  ].map((line) => line.trim()).filter((line, i, all) => line !== "" && all.indexOf(line) === i);
+  const how = status.signal !== null
+    ? `signal ${SIGNAL_NAMES[status.signal] ?? status.signal}`
+    : `exit status ${status.code}`;
+  // The set-up's words first, as a command's output comes before its status; the last line
+  // says what happened (a preview's withheld note quotes it).
+  return new ToolError(
+    NAME,
+    withLine(
+      said.join("\n"),
+      `${NAME}: the sandbox could not be set up, so the command did not run (the set-up ended ` +
+        `with ${how}${said.length === 0 ? " and said nothing" : ""}); nothing was changed: run ` +
+        "`rousseau doctor` to check the sandbox, and if it passes, try the command again (the " +
+        "machine may have been short of processes, memory or namespaces)",
+    ),
+  );
+}
+
 /** Reads the started command's output, waits for it, and turns how it ended into the result. */
 async function collect(
   child: Deno.ChildProcess,
@@ -539,9 +590,14 @@ async function collect(
   const onAbort = () => finish("cancel");
   signal.addEventListener("abort", onAbort, { once: true });
 
+  // Sandboxed: what the set-up said on stderr, and whether the shell said it was done.
+  const setup = sandbox === undefined ? undefined : new HeadTail(SETUP_TEXT_BYTES);
   let status: ShellStatus;
   try {
-    const reading = drain(child.stdout, output, stopReading);
+    const reading = Promise.all([
+      drain(child.stdout, output, stopReading),
+      setup === undefined ? undefined : drain(child.stderr, setup, stopReading),
+    ]);
     try {
       status = await child.status.catch(unnamedSignal);
     } finally {
@@ -569,6 +625,10 @@ async function collect(
   }
   if (ended === "cancel") {
     throw new ToolError(NAME, withLine(text, `${NAME}: cancelled`) + discarded);
+  }
+  if (setup !== undefined) {
+    const said = setup.text().split("\n");
+    if (!said.includes(STARTED)) throw setupFailure(status, said.join("\n"), text, prepared);
   }
   if (prepared !== undefined) {
     const note = await settleOverlay(prepared, context, text);
