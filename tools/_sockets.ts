@@ -2,7 +2,8 @@
  * Unix sockets this host has bound, for the sandbox to cover: read from /proc/net/unix (the
  * sockets bound in this network namespace) when rousseau starts, and again before every bash
  * call, so a socket bound after start (a daemon started later, an agent forwarded into the
- * session) is covered too. Read in the main isolate: the tool worker may not read /proc/net.
+ * session) is covered too; and the hidden paths gone since start, which bwrap could not cover.
+ * Read in the main isolate: the tool worker may not read /proc/net.
  *
  * @module
  */
@@ -51,6 +52,25 @@ export function socketsSinceStart(sandbox: Sandbox, roots: readonly string[]): H
     hidden.add(real);
     out.push({ path: real, kind: "file" });
     room--;
+  }
+  return out;
+}
+
+/**
+ * The paths `sandbox` hides that are gone now: a socket found at start whose server has gone
+ * (and removed it, or its directory), a credential directory removed. bwrap refuses to cover
+ * a path that does not exist (it cannot make the mount point on the read-only root), and every
+ * call would fail its set-up; there is nothing there to hide. A path made again later is
+ * covered again (it is still listed). One lstat a path, before every bash call.
+ */
+export function hiddenGone(sandbox: Sandbox): string[] {
+  const out: string[] = [];
+  for (const { path } of sandbox.hide) {
+    try {
+      Deno.lstatSync(path);
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) out.push(path);
+    }
   }
   return out;
 }

@@ -37,6 +37,11 @@ export interface CallMessage {
   readonly settles?: boolean;
   /** Sockets bound since start that bash's sandbox covers too, for this call. */
   readonly hide?: readonly HiddenPath[];
+  /**
+   * Paths the sandbox hides that are gone now (nothing there to hide): left out for this call,
+   * since bwrap refuses to cover a path that does not exist.
+   */
+  readonly unhide?: readonly string[];
 }
 
 /** The host's answer to a `settle` question. */

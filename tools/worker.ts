@@ -196,9 +196,18 @@ scope.onmessage = async (event: MessageEvent<WorkerRequest>) => {
       ? { output: "tools: the worker was not initialised", isError: true }
       : await runTool(registry, message.name, message.input, {
         ...base,
-        ...(message.hide === undefined || base.sandbox === undefined
+        ...((message.hide === undefined && message.unhide === undefined) ||
+            base.sandbox === undefined
           ? {}
-          : { sandbox: { ...base.sandbox, hide: [...base.sandbox.hide, ...message.hide] } }),
+          : {
+            sandbox: {
+              ...base.sandbox,
+              hide: [
+                ...base.sandbox.hide.filter((h) => !(message.unhide ?? []).includes(h.path)),
+                ...(message.hide ?? []),
+              ],
+            },
+          }),
         signal: controller.signal,
         ...(message.scoped === true
           ? { mayReturn: mayReturnFor(message.id, controller.signal) }

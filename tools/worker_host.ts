@@ -25,7 +25,7 @@ import { CANCEL_GRACE_MS, notText, type ToolHost } from "./host.ts";
 import type { InitMessage, WorkerReply, WorkerRequest } from "./_worker_protocol.ts";
 import type { CallScope, JsonSchemaObject, Limits, ToolResult, Workspace } from "./types.ts";
 import { fitSandbox, type Sandbox } from "./_sandbox.ts";
-import { socketsSinceStart } from "./_sockets.ts";
+import { hiddenGone, socketsSinceStart } from "./_sockets.ts";
 import {
   claimWorker,
   derivePermissions,
@@ -242,16 +242,19 @@ async function openLane(
           resolve(resultOf(name, result));
         });
         signal.addEventListener("abort", onAbort, { once: true });
-        // Sockets bound since start are covered too (the worker may not read /proc/net).
+        // Sockets bound since start are covered too (the worker may not read /proc/net), and
+        // hidden paths gone since start are not (bwrap cannot cover what is not there).
         const hide = name === "bash" && sandbox !== undefined
           ? socketsSinceStart(sandbox, options.roots)
           : [];
+        const unhide = name === "bash" && sandbox !== undefined ? hiddenGone(sandbox) : [];
         post({
           type: "call",
           id,
           name,
           input,
           ...(hide.length === 0 ? {} : { hide }),
+          ...(unhide.length === 0 ? {} : { unhide }),
           ...(mayReturn === undefined ? {} : { scoped: true }),
           ...(settles ? { settles: true } : {}),
         });

@@ -79,3 +79,71 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "sockets: one gone after rousseau started fails no later bash call, and is covered again once back",
+  ignore: !bwrap || !has("perl"),
+  async fn() {
+    // A socket bound when rousseau starts is hidden for good; its server going away (and
+    // removing its directory) left a cover bwrap could not make, and every later call failed
+    // its set-up with a bare `bash: exit status 1` (seen under load, where tests bind and
+    // remove sockets all the time).
+    await using ws = await tmpWorkspace({ files: {} });
+    const dir = await Deno.makeTempDir({ dir: "/var/tmp", prefix: "rousseau-gone-sock-" });
+    await Deno.chmod(dir, 0o755);
+    const path = join(dir, "gone.sock");
+    const env: Record<string, string> = {
+      NO_COLOR: "1",
+      XDG_CONFIG_HOME: `${TEST_HOME}/config`,
+      XDG_DATA_HOME: `${TEST_HOME}/data`,
+    };
+    const denoDir = Deno.env.get("DENO_DIR");
+    if (denoDir !== undefined) env.DENO_DIR = denoDir;
+    const serve = (): [Deno.UnixListener, Promise<void>] => {
+      const listener = Deno.listen({ transport: "unix", path });
+      return [
+        listener,
+        (async () => {
+          for await (const conn of listener) conn.close();
+        })(),
+      ];
+    };
+    let [listener, loop] = serve();
+    await Deno.chmod(path, 0o666);
+    const transport = new StdioClientTransport({
+      command: Deno.execPath(),
+      args: [...CLI_ARGS, "--workspace", ws.root, "--allow", "bash", "mcp"],
+      env,
+      cwd: REPO,
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "gone-socket-test", version: "1.0.0" });
+    try {
+      await client.connect(transport);
+      const look = `[ -S '${path}' ] && echo socket-visible; echo end`;
+      assertEquals(await bash(client, look), "end\n");
+      // The server goes, and its directory with it.
+      listener.close();
+      await loop.catch(() => {});
+      await Deno.remove(dir, { recursive: true });
+      assertEquals(await bash(client, "echo still runs"), "still runs\n");
+      // Only the socket gone, its directory back: still nothing to cover, and no failure.
+      await Deno.mkdir(dir, { mode: 0o755 });
+      assertEquals(await bash(client, "echo runs again"), "runs again\n");
+      // Back again: covered again.
+      [listener, loop] = serve();
+      await Deno.chmod(path, 0o666);
+      assertEquals(await bash(client, look), "end\n");
+    } finally {
+      await client.close();
+      try {
+        listener.close();
+      } catch {
+        // closed already
+      }
+      await loop.catch(() => {});
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    }
+  },
+});
