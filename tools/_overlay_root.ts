@@ -30,7 +30,10 @@
  *    gid with no other groups (when asked) and execs the argv (bwrap);
  * 7. once it has ended (bwrap returns only when its PID namespace is gone: nothing the command
  *    started is alive), writes each root's deletion listing, exactly as `_overlay.ts`'s shell
- *    does, and exits with the runner's status (128 + n for a signal, as a shell says it).
+ *    does, closes its output and hands the runner's status (128 + n for a signal, as a shell
+ *    says it) to the parent, which exits with it at once: the init then dies of the
+ *    parent-death signal, and the teardown of its namespaces (a copy of the host's whole
+ *    mount table) is not on the call's time. Nothing of the command is alive by then.
  *
  * Failures before the overlays print one line `bash: …` on stdout and exit 125, as the
  * idmapping program's do; a failed overlay mount is written to the scratch directory's
@@ -99,10 +102,18 @@ mapping($_->[0], $_->[1]) for grep { $_->[2] eq "ro" || $_->[2] eq "rw" } @specs
 # unshare(CLONE_NEWNS | CLONE_NEWPID): the next child is the PID namespace's init.
 syscall($unshare, 0x00020000 | 0x20000000) == 0 or fail("unshare: $!");
 pipe(my $alive_r, my $alive_w) or fail("pipe: $!");
+pipe(my $done_r, my $done_w) or fail("pipe: $!");
 my $init = fork() // fail("fork: $!");
 if ($init) {
   close $alive_r;
+  close $done_w;
   close STDIN;
+  # The init's status once its work is done (the listing written, its output closed): exit with
+  # it at once. The init then dies of the parent-death signal, and the kernel takes its mount
+  # namespace down (every mount of the host's table, copied) off the call's time.
+  my $said = <$done_r>;
+  exit($1) if defined $said && $said =~ /^(\d+)\n\z/;
+  # It ended before that (a failed set-up): as it ended.
   waitpid($init, 0) == $init or fail("wait: $!");
   my $status = $?;
   exit($status >> 8) unless $status & 127;
@@ -111,6 +122,7 @@ if ($init) {
   exit(128 + ($status & 127));
 }
 close $alive_w;
+close $done_r;
 syscall($prctl, 1, 9, 0, 0, 0) == 0 or fail("prctl: $!");
 # Its parent may have died before that: then the pipe's other end is closed (readable).
 my $bits = "";
@@ -219,6 +231,10 @@ for my $i (0 .. $#roots) {
   };
   ($out && close($out) && $ok) or do { my $f; open($f, ">", "$dir/$i/failed") and close($f) };
 }
+# Done: the output pipes closed (the call's output ends here), then the status to the parent.
+close STDOUT;
+close STDERR;
+syswrite($done_w, "$rc\n");
 exit($rc);
 `;
 

@@ -503,11 +503,10 @@ async function runShell(
     detached: setsid === undefined && prepared?.input === undefined,
   };
   let child: Deno.ChildProcess;
-  let parkNext: (() => void) | undefined;
   if (sandbox !== undefined && prepared?.input !== undefined) {
     // As root under the overlay: the set-up does not depend on the call, so it may have been
     // started ahead (`_bash_park.ts`); the call is handed to it on stdin. The next call's is
-    // started once this one is over.
+    // started now, beside this one: calls that follow each other at once find it ready.
     const input = prepared.input(
       sandbox.bwrap,
       sandboxArgs(sandbox, workspace.roots, cwd, shell),
@@ -518,17 +517,13 @@ async function runShell(
     const start = () => new Deno.Command(program, { ...options, stdin: "piped" }).spawn();
     child = takeParked(key) ?? start();
     feed(child, input);
-    parkNext = () => park(key, start);
+    park(key, start);
   } else {
     child = sandbox === undefined
       ? new Deno.Command(program, { ...options, stdin: "null" }).spawn()
       : spawnSandboxed(sandbox, program, options);
   }
-  try {
-    return await collect(child, context, program, slot, prepared);
-  } finally {
-    if (parkNext !== undefined) setTimeout(parkNext, 0);
-  }
+  return await collect(child, context, program, slot, prepared);
 }
 
 /**
