@@ -133,10 +133,19 @@ function contextWindowFrom(flags: AgentFlags, config: Config): number | undefine
   return n;
 }
 
-/** Audit events to the state directory's log, and to the log at debug level. */
-function auditTo(config: Config, secrets: readonly string[], log: Logger): AuditSink {
-  const file = openAuditLog(config, secrets);
+/**
+ * Audit events to the state directory's log, and to the log at debug level. The log and its
+ * head are kept open between lines (a turn records two lines a call for as long as the
+ * command runs); `close()` closes them.
+ */
+function auditTo(
+  config: Config,
+  secrets: readonly string[],
+  log: Logger,
+): AuditSink & { close(): void } {
+  const file = openAuditLog(config, secrets, { keepOpen: true });
   return {
+    close: () => file.close(),
     async record(event) {
       await file.record(event);
       if (log.enabled("debug")) {
@@ -295,6 +304,7 @@ export async function openAgent(
       (error) => log.log("warn", `retention: undo data: ${(error as Error).message}`),
     );
     /** The undo recorder of session `id` (chat's /clear starts another session). */
+    const audit = auditTo(config, secrets, log);
     const undoFor = (id: string) =>
       undoStore === undefined ? {} : {
         undo: createUndoRecorder({
@@ -320,7 +330,7 @@ export async function openAgent(
           !context.sandbox.network
         ? { preview: true }
         : {}),
-      audit: auditTo(config, secrets, log),
+      audit,
       source: "model",
       sessionId,
       ...(options.operator === undefined ? {} : { operator: options.operator }),
@@ -436,6 +446,7 @@ export async function openAgent(
       log,
       async [Symbol.asyncDispose]() {
         opened.close();
+        audit.close();
         await pruned;
         store.close();
         await mcp.close();

@@ -59,8 +59,11 @@ interface Chunk<T> {
 
 /** Options of `ChunkedWalk`. */
 export interface ChunkedWalkOptions<T> {
-  /** The worker, or undefined to search everything in turn. */
-  readonly pool: PrefilterPool | undefined;
+  /**
+   * The worker to use now, given how many items the walk has yielded, or undefined to search
+   * the next chunks in turn (asked again before each chunk: a worker may become ready mid-walk).
+   */
+  pool(taken: number): PrefilterPool | undefined;
   /** The path the worker may read for `item`; undefined when only the caller may handle it. */
   pathOf(item: T): string | undefined;
   /** The caller's own answer for `path`: 0 when the file needs no search, 1 otherwise. */
@@ -128,8 +131,9 @@ export class ChunkedWalk<T> {
 
   /** True while the worker should get more chunks. */
   #workerWanted(): boolean {
-    const pool = this.#options.pool;
-    if (pool === undefined || !pool.usable || this.#taken < SOLO_FILES) return false;
+    if (this.#taken < SOLO_FILES) return false;
+    const pool = this.#options.pool(this.#taken);
+    if (pool === undefined || !pool.usable) return false;
     // Files the worker passes are read again by the caller: when most pass, it only adds work.
     if (this.#workerFiles >= JUDGE_AFTER_FILES && this.#workerHits * 3 > this.#workerFiles) {
       return false;
@@ -172,7 +176,7 @@ export class ChunkedWalk<T> {
         }
       });
       if (paths.length > 0) {
-        const sent = this.#options.pool!.submit(paths);
+        const sent = this.#options.pool(this.#taken)!.submit(paths);
         this.#outstanding.push(sent);
         chunk.state = "pending";
         chunk.sent = { chunk: sent, at };

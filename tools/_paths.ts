@@ -120,6 +120,14 @@ const ids = new WeakMap<Workspace, Set<string>>();
 /** Workspaces whose collected identities are from an earlier call. */
 const staleIds = new WeakSet<Workspace>();
 
+/**
+ * Protected paths this isolate may not look at: outside the worker's grants as written. The
+ * runtime checks a path as written, before any lookup, and grants only ever narrow, so such
+ * a refusal stands for the isolate's life and the lookup is not tried again on every call
+ * (the refusal, an error built with its stack, cost ~30 µs a path per call).
+ */
+const refusedHere = new Set<string>();
+
 /** Protected prefixes, folded, as last resolved; see `protectedPrefixes`. */
 const prefixes = new WeakMap<Workspace, readonly string[]>();
 
@@ -136,10 +144,17 @@ function protectedPrefixes(workspace: Workspace, refresh: boolean): readonly str
   if (known === undefined || refresh) {
     const all = new Set(list.map(fold));
     for (const path of list) {
+      if (refusedHere.has(path)) continue;
       try {
         all.add(fold(resolveRealSync(path)));
-      } catch {
+      } catch (error) {
         // Not resolvable from here (outside the worker's grants): the start-time form stands.
+        // Remembered only when the path as written is outside them, not a step beyond it (a
+        // link followed out), which a change on disk could make resolvable later.
+        if (
+          error instanceof Deno.errors.NotCapable &&
+          Deno.permissions.querySync({ name: "read", path }).state !== "granted"
+        ) refusedHere.add(path);
       }
     }
     known = [...all];

@@ -65,13 +65,24 @@ export interface CancelMessage {
   readonly id: number;
 }
 
+/**
+ * A prefilter worker for grep, started by the host after a `want-prefilter` (see
+ * `_grep_pool.ts`): grep's end of its channel. The host alone picks its grants (read on the
+ * workspace roots); the tool worker only gets the port.
+ */
+export interface PrefilterMessage {
+  readonly type: "prefilter";
+  readonly port: MessagePort;
+}
+
 /** Messages the worker accepts. */
 export type WorkerRequest =
   | InitMessage
   | CallMessage
   | CancelMessage
   | MayReturnAnswer
-  | SettleAnswer;
+  | SettleAnswer
+  | PrefilterMessage;
 
 /** Messages the worker sends. */
 export type WorkerReply =
@@ -102,4 +113,8 @@ export type WorkerReply =
     readonly id: number;
     readonly output: string;
     readonly isError: boolean;
+  }
+  | {
+    /** A grep is walking a large tree: start a prefilter worker and send its port. */
+    readonly type: "want-prefilter";
   };

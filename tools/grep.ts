@@ -49,7 +49,13 @@ import {
 import { compileGlob, GlobSyntaxError } from "./_glob.ts";
 import { NeedleFinder, needlesOf } from "./_grep_needles.ts";
 import { ChunkedWalk } from "./_grep_chunks.ts";
-import { releasePool, START_AFTER_FILES, takePool, wantPool } from "./_grep_pool.ts";
+import {
+  type PrefilterPool,
+  releasePool,
+  START_AFTER_FILES,
+  takePool,
+  wantPool,
+} from "./_grep_pool.ts";
 import {
   type IgnoreLevels,
   isIgnored,
@@ -716,11 +722,18 @@ async function grep(input: GrepInput, context: ToolContext): Promise<string> {
   const buffers = takeBuffers();
   const maxBytes = limits.grepMaxFileBytes;
   const proofs: Proofs = { files: 0, needed: 0 };
-  // On a large tree a second thread rules out files without a needle (see _grep_pool.ts).
-  const pool = finder !== undefined && info.isDirectory ? takePool(workspace.roots) : undefined;
-  pool?.setPlan(finder!.plan(), maxBytes);
+  // On a large tree a second thread rules out files without a needle (see _grep_pool.ts): the
+  // one there is, or, past START_AFTER_FILES, one asked for now and used once it is ready.
+  let pool: PrefilterPool | undefined;
+  const poolNow = (taken: number): PrefilterPool | undefined => {
+    if (pool !== undefined || finder === undefined || !info.isDirectory) return pool;
+    pool = takePool(workspace.roots);
+    if (pool !== undefined) pool.setPlan(finder.plan(), maxBytes);
+    else if (taken >= START_AFTER_FILES) wantPool(workspace.roots);
+    return pool;
+  };
   const chunks = new ChunkedWalk(candidates, {
-    pool,
+    pool: poolNow,
     pathOf: (candidate) => finder !== undefined && candidate.walked ? candidate.open : undefined,
     answer: (path) => answerWalked(path, finder!, maxBytes, buffers),
   });
@@ -780,9 +793,6 @@ async function grep(input: GrepInput, context: ToolContext): Promise<string> {
     candidates.return(undefined);
     returnBuffers(buffers);
     if (pool !== undefined) releasePool(pool);
-  }
-  if (pool === undefined && finder !== undefined && chunks.taken >= START_AFTER_FILES) {
-    wantPool(workspace.roots);
   }
   if (rows === 0) return "no matches";
   return truncated ? `${out}(truncated at ${max} matches)\n` : out;

@@ -3,9 +3,10 @@
  * runtime permissions narrowed to the workspace; every call runs here, so even a tool with
  * no checks of its own cannot reach outside what the worker was granted.
  *
- * Messages in: `init`, `call`, `cancel`, and the answers to the worker's questions
- * (`may-return-answer`, `settle-answer`). Messages out: `ready`, `result`, `failed`, and the
- * questions a call asks the host (`may-return`, `settle`).
+ * Messages in: `init`, `call`, `cancel`, `prefilter` (grep's second thread), and the answers
+ * to the worker's questions (`may-return-answer`, `settle-answer`). Messages out: `ready`,
+ * `result`, `failed`, `want-prefilter`, and the questions a call asks the host (`may-return`,
+ * `settle`).
  *
  * @module
  */
@@ -16,6 +17,7 @@ import { runTool } from "./host.ts";
 import { askFdChannel } from "./_fd_channel.ts";
 import { setOpenedPathLookup } from "./_workspace.ts";
 import { enableParking } from "./_bash_park.ts";
+import { adoptPool, setPoolRequester } from "./_grep_pool.ts";
 import type { AnyTool, ChangeVerdict, ToolContext } from "./types.ts";
 import type { ChangeSet } from "./_overlay.ts";
 import type { WorkerReply, WorkerRequest } from "./_worker_protocol.ts";
@@ -142,6 +144,7 @@ scope.onmessage = async (event: MessageEvent<WorkerRequest>) => {
   if (message.type === "init") {
     try {
       if (message.fdChannel !== undefined) setOpenedPathLookup(askFdChannel(message.fdChannel));
+      if (message.builtins !== false) setPoolRequester(() => reply({ type: "want-prefilter" }));
       if (message.modules.length > 0) forbidStopping();
       // bash's next set-up may start ahead here: whatever it leaves dies with this thread.
       if (message.builtins !== false) enableParking();
@@ -170,6 +173,11 @@ scope.onmessage = async (event: MessageEvent<WorkerRequest>) => {
     } catch (error) {
       reply({ type: "failed", error: (error as Error).message });
     }
+    return;
+  }
+  if (message.type === "prefilter") {
+    if (base !== undefined) adoptPool(base.workspace.roots, message.port);
+    else message.port.close();
     return;
   }
   if (message.type === "cancel") {

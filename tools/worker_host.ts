@@ -23,6 +23,7 @@ import { Registry } from "./registry.ts";
 import { createFdChannel, serveFdChannel } from "./_fd_channel.ts";
 import { CANCEL_GRACE_MS, notText, type ToolHost } from "./host.ts";
 import type { InitMessage, WorkerReply, WorkerRequest } from "./_worker_protocol.ts";
+import type { StartedPrefilter } from "./_grep_prefilter.ts";
 import type { CallScope, JsonSchemaObject, Limits, ToolResult, Workspace } from "./types.ts";
 import { fitSandbox, type Sandbox } from "./_sandbox.ts";
 import { hiddenGone, socketsSinceStart } from "./_sockets.ts";
@@ -130,6 +131,8 @@ async function openLane(
     onStuck: () => void;
     /** What calls get once this lane is stopped. @default "tools: the tool worker was stopped" */
     stoppedText?: string;
+    /** True for the built-ins' lane: grep there may ask for a prefilter worker. */
+    prefilter?: boolean;
   },
 ): Promise<Lane> {
   /** Calls in flight; what a worker sends is unchecked until `resultOf`. */
@@ -141,6 +144,22 @@ async function openLane(
   const post = (message: WorkerRequest) => worker.postMessage(message);
   const fdChannel = createFdChannel();
   const stopAnswering = serveFdChannel(fdChannel);
+  /** grep's prefilter worker, started on the main thread when grep asks (`_grep_pool.ts`). */
+  let prefilter: StartedPrefilter | undefined;
+  const startPrefilterFor = async () => {
+    // Loaded on first use: most runs never walk a tree large enough to ask.
+    const { startPrefilter } = await import("./_grep_prefilter.ts");
+    if (closed) return;
+    prefilter?.terminate();
+    prefilter = undefined;
+    try {
+      // The grants are the host's to pick: read on the workspace roots, nothing else.
+      prefilter = startPrefilter(options.roots);
+    } catch {
+      return; // no worker here: grep searches alone
+    }
+    worker.postMessage({ type: "prefilter", port: prefilter.port }, [prefilter.port]);
+  };
 
   const ready = Promise.withResolvers<WorkerReply & { type: "ready" }>();
   worker.onmessage = (event: MessageEvent<WorkerReply>) => {
@@ -169,6 +188,8 @@ async function openLane(
     } else if (message.type === "result") {
       pending.get(message.id)?.(message);
       pending.delete(message.id);
+    } else if (message.type === "want-prefilter" && options.prefilter === true && !closed) {
+      startPrefilterFor().catch(() => {}); // without it grep searches alone
     }
   };
   /** Set when the worker failed: it is gone, and later calls fail at once with this. */
@@ -195,6 +216,7 @@ async function openLane(
     loaded = await ready.promise;
   } catch (error) {
     worker.terminate();
+    prefilter?.terminate();
     stopAnswering();
     throw error;
   } finally {
@@ -205,6 +227,7 @@ async function openLane(
     if (closed) return;
     closed = true;
     worker.terminate();
+    prefilter?.terminate();
     stopAnswering();
     for (const [id, resolve] of pending) {
       resolve({ output: stopped, isError: true });
@@ -304,6 +327,7 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
     ...(sandbox === undefined ? {} : { sandbox }),
     roots: options.workspace.roots,
     onStuck: close,
+    prefilter: true,
   });
   const modulePermissions = modules.length === 0 ? undefined : moduleWorkerPermissions(options);
   /** The modules' lane once open: a stuck module call stops it alone, not the built-ins. */

@@ -17,9 +17,10 @@
  *   call, so a process killed during it leaves enough for the next one (or `undo`) to work
  *   out what the call did.
  *
- * The turn's record is written after every call, so a killed turn keeps what it did. A
- * failure to record never stops a call: it is stored as a problem of the turn, which `undo`
- * reports.
+ * The turn's record is written after every call, so a killed turn keeps what it did (after a
+ * write/edit, while its result goes on to the model: until then the record says `pending`
+ * for its paths, as during the call; see `recordAfter`). A failure to record never stops a
+ * call: it is stored as a problem of the turn, which `undo` reports.
  *
  * @module
  */
@@ -224,6 +225,11 @@ export function createUndoRecorder(options: UndoRecorderOptions): UndoRecorder {
   const onProgress = options.onProgress;
   const locks = workspaceLocks(roots);
   let current: { turn: number; prompt: string; started: string } | undefined;
+  /** The after-call records (`recordAfter`) still being written; `endTurn` waits for them. */
+  const settling = new Set<Promise<void>>();
+  const settled = async () => {
+    while (settling.size > 0) await Promise.all([...settling]);
+  };
 
   /**
    * A scan of the roots that yields to the event loop as it goes, and says how far it is
@@ -321,24 +327,48 @@ export function createUndoRecorder(options: UndoRecorderOptions): UndoRecorder {
     try {
       return await call();
     } finally {
-      if (before !== undefined) {
-        try {
-          using _lock = await store.lock();
-          const r = record()!;
-          const changes: Change[] = [];
-          for (const p of before.keys()) {
-            const known = r.changes[p];
-            if (known === undefined) continue;
-            const after = captureEntry(p, { maxFileBytes });
-            known.after = after; // settled below by mergeChanges
-            changes.push({ path: p, before: known.before, after });
-          }
-          mergeChanges(r, changes);
-          store.writeTurn(r);
-        } catch (error) {
-          problem(`${path}: could not be recorded after the call`, error);
-        }
+      // The result goes back without waiting for the record of what the call left (see
+      // `recordAfter`); the workspace's lock is held until it is written.
+      const recording = recordAfter(path, before, workspace);
+      settling.add(recording);
+      void recording.then(() => settling.delete(recording));
+    }
+  };
+
+  /**
+   * After a write/edit: its paths' entries now, into the turn's record, then the workspace's
+   * lock released. Runs while the call's result goes on to the model: the entries are taken
+   * first, under the store's lock and the workspace's (so no other call of a rousseau process
+   * in this workspace, nor an undo, comes between), and the record's rewrite, a rename over
+   * the old file that ext4 makes cost about a millisecond, is done off this thread. Until it
+   * lands the record says `pending` for these paths, as it did during the call: a process
+   * killed meanwhile leaves what a kill during the call leaves (undo puts back the kept
+   * before-image; it takes what is there as what the call did). The next call in this
+   * workspace waits for the lock, and `endTurn` for this, so records are written in order.
+   * Never rejects: a failure is a problem of the turn.
+   */
+  const recordAfter = async (
+    path: string,
+    before: Map<string, Entry | null> | undefined,
+    workspace: Disposable,
+  ): Promise<void> => {
+    try {
+      if (before === undefined) return;
+      using _lock = await store.lock();
+      const r = record()!;
+      const changes: Change[] = [];
+      for (const p of before.keys()) {
+        const known = r.changes[p];
+        if (known === undefined) continue;
+        const after = captureEntry(p, { maxFileBytes });
+        known.after = after; // settled below by mergeChanges
+        changes.push({ path: p, before: known.before, after });
       }
+      mergeChanges(r, changes);
+      await store.writeTurnAsync(r);
+    } catch (error) {
+      problem(`${path}: could not be recorded after the call`, error);
+    } finally {
       workspace[Symbol.dispose]();
     }
   };
@@ -490,6 +520,8 @@ export function createUndoRecorder(options: UndoRecorderOptions): UndoRecorder {
     },
     async endTurn() {
       if (current === undefined) return;
+      // The last call's record first: it needs the turn still current.
+      await settled();
       const turn = current.turn;
       current = undefined;
       try {

@@ -28,6 +28,8 @@
  * - A full file system still refuses the line (`requireRoom`), as when each line cost a new
  *   head file: the record is written in place only after one byte found room elsewhere. Lines
  *   written together under one lock (a group commit, `_writer.ts`) ask once, for the first.
+ *   A long-running writer keeps that byte's file open, its name removed at once, and asks
+ *   again by writing the byte anew and emptying the file (a new block either way).
  * - The file is written in place only when the name holds this format in a plain file of
  *   its own (not a symlink or a hard link: checked by name before the open and on the open
  *   file after it, so a name swapped between the two is caught) whose other slot holds line
@@ -155,6 +157,11 @@ export interface HeadKeeper {
     | undefined;
   /** The last record written, with its bytes (its check is not hashed again). */
   last?: { readonly seq: number; readonly hash: string; readonly bytes: Uint8Array } | undefined;
+  /**
+   * The room probe of a long-running writer (see `requireRoom`): a file beside the head whose
+   * name was removed once it was created, so nothing is left behind whatever happens.
+   */
+  probe?: Deno.FsFile | undefined;
   /** Whether the open head file stays open after a line (a long-running writer). */
   readonly keepOpen: boolean;
 }
@@ -164,12 +171,26 @@ export function createHeadKeeper(keepOpen: boolean): HeadKeeper {
   return { keepOpen };
 }
 
-/** Closes the head file `keeper` holds open, if any. */
+/** Closes the head file and the room probe `keeper` holds open, if any. */
 export function releaseHead(keeper: HeadKeeper): void {
+  releaseHeadFile(keeper);
+  releaseProbe(keeper);
+}
+
+/** Closes the head file `keeper` holds open, if any (its room probe stays). */
+function releaseHeadFile(keeper: HeadKeeper): void {
   const file = keeper.file;
   keeper.file = undefined;
   try {
     file?.handle.close();
+  } catch { /* closed already */ }
+}
+
+function releaseProbe(keeper: HeadKeeper): void {
+  const probe = keeper.probe;
+  keeper.probe = undefined;
+  try {
+    probe?.close();
   } catch { /* closed already */ }
 }
 
@@ -205,7 +226,7 @@ function writeInPlace(
   if (kept !== undefined && kept.dev === named.dev && kept.ino === named.ino) {
     file = kept.handle;
   } else {
-    if (keeper !== undefined) releaseHead(keeper);
+    if (keeper !== undefined) releaseHeadFile(keeper);
     try {
       // Read and write, so a FIFO swapped in after the look above cannot block the open.
       file = Deno.openSync(target, { read: true, write: true });
@@ -255,7 +276,7 @@ function writeInPlace(
   } finally {
     // Kept open only while it is in use for this writer's lines; anything else closes it.
     if (keeper === undefined) file.close();
-    else if (!done || !keeper.keepOpen) releaseHead(keeper);
+    else if (!done || !keeper.keepOpen) releaseHeadFile(keeper);
   }
 }
 
@@ -302,6 +323,8 @@ function replaceHead(target: string, head: ChainHead): void {
   }
 }
 
+const ONE_BYTE = new Uint8Array(1);
+
 /**
  * Throws (ENOSPC) when the file system holding the head has no room left for a new file: one
  * byte written to a file under the head's temporary name, then removed. A line used to cost
@@ -309,24 +332,51 @@ function replaceHead(target: string, head: ChainHead): void {
  * clear error, before the session or undo stores met the full disk in the middle of their
  * own writes; a record rewritten in place needs no room, so the room is asked for here.
  * About 20 µs, none of it a flush.
+ *
+ * A `keeper` that keeps files open keeps the probe too, its name already removed, and empty:
+ * the next ask writes its byte into it and empties it again. Emptying frees the block the byte
+ * took, so each ask needs a new block as a new file does, and the probe holds none between
+ * asks (a disk filled meanwhile leaves it none to reuse); two system calls instead of five,
+ * and no change to the directory. A failure closes it; the next ask creates one anew.
  */
-function requireRoom(target: string): void {
+function requireRoom(target: string, keeper: HeadKeeper | undefined): void {
+  const kept = keeper?.probe;
+  if (kept !== undefined) {
+    try {
+      // Opened to append: the byte lands at the start of the empty file.
+      kept.writeSync(ONE_BYTE);
+      kept.truncateSync(0);
+      return;
+    } catch (error) {
+      releaseProbe(keeper!);
+      throw error;
+    }
+  }
   const temporary = `${target}.tmp`;
+  const keep = keeper?.keepOpen === true;
   try {
-    // Opened and written by hand, not by `createTemporary`: the probe lives for two calls,
-    // so its mode needs no `fchmod` past the umask (0600 or narrower either way).
+    // Opened and written by hand, not by `createTemporary`: the probe lives for two calls
+    // (or, kept, without a name), so its mode needs no `fchmod` past the umask (0600 or
+    // narrower either way).
+    const options = { append: true, createNew: true, mode: 0o600 } as const;
     let probe: Deno.FsFile;
     try {
-      probe = Deno.openSync(temporary, { write: true, createNew: true, mode: 0o600 });
+      probe = Deno.openSync(temporary, options);
     } catch (error) {
       if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
       Deno.removeSync(temporary);
-      probe = Deno.openSync(temporary, { write: true, createNew: true, mode: 0o600 });
+      probe = Deno.openSync(temporary, options);
     }
+    let kept = false;
     try {
-      probe.writeSync(new Uint8Array(1));
+      probe.writeSync(ONE_BYTE);
+      if (keep) {
+        probe.truncateSync(0);
+        kept = true;
+      }
     } finally {
-      probe.close();
+      if (kept) keeper!.probe = probe;
+      else probe.close();
     }
   } finally {
     removeTemporary(temporary);
@@ -349,12 +399,12 @@ export function writeHeadSync(
 ): void {
   const target = headPathOf(path);
   if (head.seq > 1) {
-    if (!roomFound) requireRoom(target);
+    if (!roomFound) requireRoom(target, keeper);
     if (writeInPlace(target, head, { seq: head.seq - 1, hash: prev }, keeper)) return;
   }
   if (keeper !== undefined) {
     // The name gets a new file: the one kept open is no longer the head.
-    releaseHead(keeper);
+    releaseHeadFile(keeper);
     keeper.last = undefined;
   }
   replaceHead(target, head);

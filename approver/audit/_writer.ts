@@ -190,9 +190,11 @@ export function createAuditFile(
         let rotated: Deno.FsFile | undefined;
         try {
           const info = file.statSync();
-          // Rotated away (or removed) since the open: the lines go to the new log.
+          // Rotated away (or removed) since the open: the lines go to the new log (and the
+          // room is asked for beside it, not in the old place).
           if (!isCurrent(info)) {
             closeLog();
+            releaseHead(head);
             continue;
           }
           if (maxBytes > 0 && info.size >= maxBytes) {

@@ -99,12 +99,15 @@ export async function mcpCommand(flags: McpFlags, signal: AbortSignal): Promise<
     source: "mcp",
   };
 
-  const [{ Server }, { LineTransport }, { CallToolRequestSchema, ListToolsRequestSchema }] =
-    await Promise.all([
-      import("@modelcontextprotocol/sdk/server/index.js"),
-      import("./mcp_stdio.ts"),
-      import("@modelcontextprotocol/sdk/types.js"),
-    ]);
+  const [
+    { Server },
+    { LineTransport, openStdoutNow },
+    { CallToolRequestSchema, ListToolsRequestSchema },
+  ] = await Promise.all([
+    import("@modelcontextprotocol/sdk/server/index.js"),
+    import("./mcp_stdio.ts"),
+    import("@modelcontextprotocol/sdk/types.js"),
+  ]);
   // The low-level Server: the tools are already described by JSON Schema, which McpServer
   // would want as zod shapes.
   const server = new Server(
@@ -117,6 +120,9 @@ export async function mcpCommand(flags: McpFlags, signal: AbortSignal): Promise<
     inputSchema: d.input_schema,
   }));
   const inFlight = new Set<Promise<unknown>>();
+  // Small answers are written at once when stdout is a pipe (see openStdoutNow).
+  const stdoutNow = await openStdoutNow();
+  using _closeStdoutNow = { [Symbol.dispose]: () => stdoutNow?.close() };
   // Our own transport: bounded lines, an answer for every bad one, and stdin read only while
   // fewer than MCP_MAX_CALLS calls run and stdout keeps up (see cli/commands/mcp_stdio.ts).
   const transport = new LineTransport(Deno.stdin.readable, Deno.stdout, {
@@ -124,6 +130,7 @@ export async function mcpCommand(flags: McpFlags, signal: AbortSignal): Promise<
     maxRunning: MCP_MAX_CALLS,
     calls: new Set(["tools/call"]),
     checkParams: checkCallParams,
+    ...(stdoutNow === undefined ? {} : { writeNow: stdoutNow.write }),
   });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
   server.setRequestHandler(CallToolRequestSchema, async (request: CallToolRequest, extra: {

@@ -20,6 +20,11 @@
  *   fewer than {@linkcode MCP_OUTPUT_HIGH_WATER} bytes of answers wait for stdout. A client
  *   that stops reading stops the server reading; memory stays bounded by those caps.
  *   Notifications (a cancellation) pass the waiting calls.
+ * - An answer of at most {@linkcode PIPE_ATOMIC_BYTES} bytes, with none waiting before it, is
+ *   written at once on this thread when stdout is a pipe ({@linkcode openStdoutNow}): an
+ *   asynchronous write goes through another thread and back, which cost more than the rest
+ *   of a small call's answer. A full pipe refuses it whole, and it takes the asynchronous
+ *   path like any other: the server never blocks on a client that does not read.
  *
  * @module
  */
@@ -43,6 +48,12 @@ export const MCP_OUTPUT_HIGH_WATER = 4 * 1024 * 1024;
  */
 export const MCP_HELD_BYTES = 16 * 1024 * 1024;
 
+/**
+ * The longest write a pipe takes whole or not at all (POSIX `PIPE_BUF`, 4096 on Linux): a
+ * non-blocking write of this many bytes or fewer is never cut short.
+ */
+export const PIPE_ATOMIC_BYTES = 4096;
+
 /** JSON-RPC 2.0 error codes used here. */
 export const JSONRPC_ERROR = {
   parse: -32700,
@@ -64,6 +75,60 @@ export interface StdioOptions {
    * Invalid params error (-32602).
    */
   readonly checkParams?: (method: string, params: unknown) => string | undefined;
+  /**
+   * Writes a message of at most {@linkcode PIPE_ATOMIC_BYTES} bytes to the output at once,
+   * without waiting: true when it is written whole, false when the output has no room now
+   * (nothing written). Throws when the output is gone. Absent: every answer is written
+   * asynchronously. See {@linkcode openStdoutNow}.
+   */
+  readonly writeNow?: (bytes: Uint8Array) => boolean;
+}
+
+/** A way to write stdout without waiting, and its release (see {@linkcode openStdoutNow}). */
+export interface StdoutNow {
+  readonly write: (bytes: Uint8Array) => boolean;
+  close(): void;
+}
+
+/**
+ * Opens stdout again, non-blocking, when it is a pipe (Linux): a file description of the
+ * same pipe that is this process's own, so the flag changes nothing for the process at the
+ * other end or for fd 1 (the asynchronous path still writes there, blocking on its thread).
+ * A write of at most {@linkcode PIPE_ATOMIC_BYTES} bytes to it lands whole or fails with
+ * EAGAIN having written nothing, so answers never interleave or tear. Undefined (every
+ * answer written asynchronously) when stdout is not a pipe (a file, a terminal, a socket) or
+ * cannot be opened so.
+ */
+export async function openStdoutNow(): Promise<StdoutNow | undefined> {
+  // Node's fs layer: Deno's own open takes no O_NONBLOCK. Loaded here, by `mcp` only.
+  const { closeSync, constants, fstatSync, openSync, writeSync } = await import("node:fs");
+  let fd: number;
+  try {
+    if (Deno.build.os !== "linux" || !fstatSync(1).isFIFO()) return undefined;
+    fd = openSync("/proc/self/fd/1", constants.O_WRONLY | constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  let open = true;
+  return {
+    write(bytes) {
+      if (!open || bytes.length > PIPE_ATOMIC_BYTES) return false;
+      try {
+        // Whole or nothing (see PIPE_ATOMIC_BYTES); Node's writeSync retries a short write,
+        // which is why only atomic sizes come here.
+        writeSync(fd, bytes);
+        return true;
+      } catch (error) {
+        if ((error as { code?: unknown }).code === "EAGAIN") return false;
+        throw error;
+      }
+    },
+    close() {
+      if (!open) return;
+      open = false;
+      closeSync(fd);
+    },
+  };
 }
 
 type Id = string | number;
@@ -178,6 +243,18 @@ export class LineTransport implements Transport {
       this.#starting.delete(idKey(message.id));
     }
     const bytes = ENCODER.encode(JSON.stringify(message) + "\n");
+    // Nothing waits to be written before it: a small answer goes out now, in order.
+    const now = this.#options.writeNow;
+    if (now !== undefined && this.#queued === 0 && bytes.length <= PIPE_ATOMIC_BYTES) {
+      try {
+        if (now(bytes)) return Promise.resolve();
+      } catch (error) {
+        // The client's end is gone (a broken pipe): nothing more can reach it.
+        this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+        void this.close();
+        return Promise.resolve();
+      }
+    }
     this.#queued += bytes.length;
     const written = this.#writing.then(async () => {
       try {

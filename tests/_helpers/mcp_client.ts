@@ -24,12 +24,20 @@ export interface Served extends AsyncDisposable {
 
 const ENV_PASSED = ["DENO_DIR", "LANG"];
 
-/** Starts `rousseau --workspace ws ...args mcp` and connects the SDK client to it. */
-export async function serveMcp(workspace: string, args: readonly string[] = []): Promise<Served> {
+/**
+ * Starts `rousseau --workspace ws ...args mcp` and connects the SDK client to it; `env` is
+ * laid over the tests' environment (another state directory, say).
+ */
+export async function serveMcp(
+  workspace: string,
+  args: readonly string[] = [],
+  { env: extra = {} }: { env?: Record<string, string> } = {},
+): Promise<Served> {
   const env: Record<string, string> = {
     NO_COLOR: "1",
     XDG_CONFIG_HOME: `${TEST_HOME}/config`,
     XDG_DATA_HOME: `${TEST_HOME}/data`,
+    ...extra,
   };
   for (const name of ENV_PASSED) {
     const value = Deno.env.get(name);

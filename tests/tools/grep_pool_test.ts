@@ -23,6 +23,7 @@ import { holdsNeedle, NeedleFinder, needlesOf } from "../../tools/_grep_needles.
 import { CHUNK_FILES, ChunkedWalk } from "../../tools/_grep_chunks.ts";
 import { startPrefilterPool, stopPrefilterPool } from "../../tools/_grep_pool.ts";
 import { referenceGrep } from "../_helpers/reference_grep.ts";
+import { CLI_ARGS } from "../_helpers/cli.ts";
 
 const ENCODER = new TextEncoder();
 
@@ -303,7 +304,7 @@ Deno.test("a prefilter worker that stops mid-walk costs time, not files", async 
     assert(pool !== undefined, "the prefilter worker did not start");
     pool.setPlan(finder.plan(), DEFAULT_LIMITS.grepMaxFileBytes);
     const walk = new ChunkedWalk(paths.entries(), {
-      pool,
+      pool: () => pool,
       pathOf: ([, path]) => path,
       answer: mayHold,
     });
@@ -336,7 +337,7 @@ Deno.test("the chunked walk hands back every chunk, also one with nothing to sea
     pool.setPlan(finder.plan(), DEFAULT_LIMITS.grepMaxFileBytes);
     const paths = tree.files.map(([name]) => join(tree.root, name));
     const walk = new ChunkedWalk(paths[Symbol.iterator](), {
-      pool,
+      pool: () => pool,
       pathOf: (path) => path,
       answer: () => 0,
     });
@@ -415,4 +416,45 @@ Deno.test("grep with the prefilter worker still yields and cancels where no file
     stopPrefilterPool();
     await Deno.remove(base, { recursive: true });
   }
+});
+
+Deno.test("a one-shot grep of a large tree gets its prefilter worker within the same call", async () => {
+  // `rousseau tool grep` runs one call and exits: the prefilter worker only helps if grep asks
+  // for it mid-walk and the host starts it at once. strace shows which threads opened the
+  // tree's files: the tool worker's and the prefilter worker's, or the tool worker's alone.
+  await using tree = await makeTree(6000, 4, DEFAULT_LIMITS.grepMaxFileBytes);
+  const trace = join(tree.root, "..", "outside", "trace");
+  const out = await new Deno.Command("strace", {
+    args: [
+      "-f",
+      "-e",
+      "trace=openat",
+      "-e",
+      "signal=none",
+      "-o",
+      trace,
+      Deno.execPath(),
+      ...CLI_ARGS,
+      "--workspace",
+      tree.root,
+      "tool",
+      "grep",
+      JSON.stringify({ pattern: "zeta_omega handler1", path: tree.root }),
+    ],
+    env: { XDG_CONFIG_HOME: join(tree.root, "..", "outside"), NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stdout = new TextDecoder().decode(out.stdout);
+  assert(out.success, new TextDecoder().decode(out.stderr).slice(-2000));
+  const max = DEFAULT_LIMITS.grepMaxFileBytes;
+  assertEquals(stdout, referenceGrep(tree.files, tree.root, "zeta_omega handler1", false, max));
+  const threads = new Map<string, number>();
+  for (const line of (await Deno.readTextFile(trace)).split("\n")) {
+    const match = /^(\d+)\s+openat\(AT_FDCWD, "([^"]+)"/.exec(line);
+    if (match === null || !match[2]!.startsWith(`${tree.root}/d`)) continue;
+    threads.set(match[1]!, (threads.get(match[1]!) ?? 0) + 1);
+  }
+  const counts = [...threads.values()].sort((a, b) => b - a);
+  assert(counts.length >= 2 && counts[1]! > 500, `opens per thread: ${counts.join(", ")}`);
 });

@@ -222,6 +222,27 @@ Deno.test("undo refuses over a later change, names it, writes nothing; force res
   assertEquals(await snapshotTree(ws.root), { f: "file 644 one", g: "file 644 one" });
 });
 
+Deno.test("a write's record is final once its turn ends: undo refuses over a later change", async () => {
+  // The record of what a write/edit left is written while its result goes on (recordAfter):
+  // the next call and the end of the turn wait for it, so nothing is left `pending`.
+  await using ws = await undoBench("rousseau-undo-");
+  const f = ws.path("f");
+  await Deno.writeTextFile(f, "one");
+  ws.recorder.beginTurn(1, "write twice");
+  await ws.recorder.around("write", { path: f }, false, () => Deno.writeTextFile(f, "two"));
+  await ws.recorder.around("edit", { path: f }, false, () => Deno.writeTextFile(f, "three"));
+  await ws.recorder.endTurn();
+  const after = ws.store.readTurn("s1", 1)!.changes[f]!.after;
+  assert(after !== "pending" && after?.kind === "file", `after: ${JSON.stringify(after)}`);
+  await Deno.writeTextFile(f, "four");
+  const refused = await undo(ws.store);
+  assertEquals(refused.conflicts, [f]);
+  assertEquals(await Deno.readTextFile(f), "four");
+  const forced = await undo(ws.store, { force: true });
+  assertEquals(forced.restored, [f]);
+  assertEquals(await Deno.readTextFile(f), "one");
+});
+
 Deno.test("a call whose process died is settled from the mirror by the next holder", async () => {
   await using ws = await undoBench("rousseau-undo-");
   await Deno.writeTextFile(ws.path("f"), "one");

@@ -15,12 +15,18 @@
  */
 
 import { join } from "node:path";
-import { assert, assertEquals, assertStringIncludes } from "../../_helpers/assert.ts";
+import {
+  assert,
+  assertEquals,
+  assertRejects,
+  assertStringIncludes,
+} from "../../_helpers/assert.ts";
 import { runCli } from "../../_helpers/cli.ts";
 import { startFakeAnthropic } from "../../_helpers/fake_providers.ts";
 import { INTERRUPTED } from "../../../agent/session_store.ts";
 import { tmpWorkspace } from "../../_helpers/tmp_workspace.ts";
 import { fill, smallDisk } from "../../_helpers/small_disk.ts";
+import { serveMcp } from "../../_helpers/mcp_client.ts";
 
 /** Names in `dir` ending in `.tmp` (a write's temporary that a failure left behind). */
 async function temporaries(dir: string): Promise<string[]> {
@@ -97,6 +103,49 @@ Deno.test("audit: a line cut short by a full disk is taken back; audit verify st
   assertEquals(verify.code, 0, verify.stdout + verify.stderr);
   lines = (await Deno.readTextFile(log)).trimEnd().split("\n");
   assertStringIncludes(verify.stdout + verify.stderr, `intact, ${lines.length} lines`);
+});
+
+Deno.test("audit: a running mcp server stops a call at the audit once the disk is full, and serves again once there is room", async () => {
+  // The server keeps its room probe open between lines (approver/audit/_head.ts): it must
+  // still need a new block for every line, not keep one a filled disk cannot take.
+  await using disk = await smallDisk("2m");
+  const ws = join(disk.dir, "ws");
+  await Deno.mkdir(ws);
+  const file = join(ws, "a.txt");
+  await Deno.writeTextFile(file, "a\n");
+  const env = envOf(disk.dir);
+  const state = join(disk.dir, "data", "rousseau");
+  const log = join(state, "audit.jsonl");
+  await using served = await serveMcp(ws, [], { env });
+  const read = async (pad: string) => {
+    const result = await served.client.callTool({ name: "read", arguments: { path: file, pad } });
+    return (result.content as { text: string }[])[0]!.text;
+  };
+  assertEquals(await read(""), "a\n");
+  // Steer the log's end so that the next line fits in its last page: only the room probe can
+  // refuse it then (tmpfs counts whole pages).
+  let room = 0;
+  for (let i = 0; i < 24; i++) {
+    room = 4096 - (await Deno.stat(log)).size % 4096;
+    if (room >= 1024) break;
+    assertEquals(await read("p".repeat(300)), "a\n");
+  }
+  assert(room >= 1024, `room ${room}`);
+  const before = await Deno.readFile(log);
+  await fill(disk.dir);
+
+  const refused = await assertRejects(() => read(""));
+  assertStringIncludes(refused.message, `audit log ${log}: cannot record the call: ${ENOSPC_HINT}`);
+  // The line was taken back, and nothing is left beside the log.
+  assertEquals(await Deno.readFile(log), before);
+  assertEquals(await temporaries(state), []);
+
+  await Deno.remove(join(disk.dir, "fill"));
+  assertEquals(await read("after"), "a\n");
+  assertEquals(await served.close(), 0, served.stderr());
+  const verify = await runCli(["audit", "verify"], { env });
+  assertEquals(verify.code, 0, verify.stdout + verify.stderr);
+  assertEquals(await temporaries(state), []);
 });
 
 Deno.test("audit: a bash call that fills the disk under the state directory ends with a clear error and a log that verifies", async () => {

@@ -23,9 +23,13 @@ import { join } from "node:path";
 import { assert, assertEquals } from "../../_helpers/assert.ts";
 import { CLI_ARGS, REPO, runCli, TEST_HOME } from "../../_helpers/cli.ts";
 import { descendants, survivors, waitForProcess } from "../../_helpers/processes.ts";
-import { tmpWorkspace } from "../../_helpers/tmp_workspace.ts";
+import { tmpDir, tmpWorkspace } from "../../_helpers/tmp_workspace.ts";
 import { pause, until } from "../../_helpers/until.ts";
-import { MCP_MAX_DEPTH, MCP_MAX_MESSAGE_BYTES } from "../../../cli/commands/mcp_stdio.ts";
+import {
+  MCP_MAX_DEPTH,
+  MCP_MAX_MESSAGE_BYTES,
+  PIPE_ATOMIC_BYTES,
+} from "../../../cli/commands/mcp_stdio.ts";
 import { MCP_MAX_CALLS } from "../../../cli/commands/mcp.ts";
 
 const ENCODER = new TextEncoder();
@@ -809,6 +813,53 @@ Deno.test("mcp answers every call read before stdin closed, also those it held b
   await raw.closeStdin();
   assertEquals((await raw.status()).code, 0);
   assertAnsweredOnce(raw, total);
+});
+
+Deno.test("mcp writes an answer to a full stdout pipe whole or not at all, never waiting on it", async () => {
+  // The server writes small answers at once, through its own non-blocking description of
+  // the stdout pipe (openStdoutNow). A client that stops reading must leave no torn line in
+  // the pipe and no server blocked in a write: a refused answer takes the asynchronous path.
+  await using dir = await tmpDir("rousseau-stdout-");
+  const script = join(dir.path, "writer.ts");
+  const module = join(REPO, "cli", "commands", "mcp_stdio.ts");
+  await Deno.writeTextFile(
+    script,
+    `import { openStdoutNow } from ${JSON.stringify(module)};
+const now = await openStdoutNow();
+if (now === undefined) {
+  console.error("not a pipe");
+} else {
+  const line = new TextEncoder().encode("x".repeat(682) + "\\n");
+  let whole = 0;
+  while (now.write(line)) whole++;
+  const larger = now.write(new Uint8Array(${PIPE_ATOMIC_BYTES + 1}).fill(0x79));
+  now.close();
+  console.error(JSON.stringify({ whole, larger }));
+}
+`,
+  );
+  const deno = [Deno.execPath(), "run", "--quiet", "--config", `${REPO}deno.json`, "-A", script];
+  // Nobody reads the pipe until the writer has exited: it must not wait for room.
+  const child = new Deno.Command(deno[0]!, {
+    args: deno.slice(1),
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stderr = new TextDecoder().decode(await new Response(child.stderr).arrayBuffer());
+  assertEquals((await child.status).code, 0, stderr);
+  const { whole, larger } = JSON.parse(stderr) as { whole: number; larger: boolean };
+  const out = new TextDecoder().decode(await new Response(child.stdout).arrayBuffer());
+  assert(whole > 0, stderr);
+  assertEquals(larger, false, "a write that a pipe may cut short is never made at once");
+  assertEquals(out, ("x".repeat(682) + "\n").repeat(whole), "only whole lines reached the pipe");
+  // stdout a file: not opened again (a second description would write at its own offset).
+  const quoted = deno.map((a) => `'${a}'`).join(" ");
+  const toFile = await new Deno.Command("sh", {
+    args: ["-c", `${quoted} > '${join(dir.path, "out.txt")}'`],
+    stderr: "piped",
+  }).output();
+  assertEquals(new TextDecoder().decode(toFile.stderr), "not a pipe\n");
+  assertEquals(await Deno.readTextFile(join(dir.path, "out.txt")), "");
 });
 
 for (const how of ["stdin closed", "SIGTERM", "SIGINT"] as const) {
