@@ -87,6 +87,26 @@ export async function main(args: readonly string[] = Deno.args): Promise<void> {
   }
   if (overlay) await suite("overlay.ts", common);
   if (npm) await suite("npm.ts", common);
+  await formatReports(values.out ?? join(REPO, "bench"));
+}
+
+/**
+ * Formats the reports the suites wrote in `out` as `deno fmt` would: the committed copies in
+ * `bench/` are checked by `deno fmt --check` (`deno task ok`), and some suites write plain tables.
+ */
+async function formatReports(out: string): Promise<void> {
+  const reports: string[] = [];
+  for await (const entry of Deno.readDir(out)) {
+    if (entry.isFile && entry.name.endsWith(".md")) reports.push(join(out, entry.name));
+  }
+  if (reports.length === 0) return;
+  const status = await new Deno.Command(Deno.execPath(), {
+    args: ["fmt", "--quiet", "--config", join(REPO, "deno.json"), ...reports],
+    stdin: "null",
+    stdout: "inherit",
+    stderr: "inherit",
+  }).spawn().status;
+  if (!status.success) throw new Error(`bench: deno fmt of ${out} exited ${status.code}`);
 }
 
 if (import.meta.main) await main();
