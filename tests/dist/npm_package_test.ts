@@ -194,8 +194,9 @@ Deno.test("npm package: packed, installed into a fresh prefix, runs offline like
             [...offline.slice(1), Deno.execPath(), ...CLI_ARGS, ...args],
             { env: directEnv, cwd: ws },
           );
-          // doctor names its pids cgroup by process id.
-          const pids = (text: string) => text.replace(/(\/pids\/rousseau\/)\d+/g, "$1PID");
+          // doctor names its pids cgroup `<pid>-<PID namespace>-<random>` (cli/layers/pids_cgroup.ts).
+          const pids = (text: string) =>
+            text.replace(/(\/pids\/rousseau\/)\d+-\w+-[0-9a-f]+/g, "$1NAME");
           assertEquals(pids(viaBin.stdout), pids(direct.stdout));
           assertEquals(viaBin.stderr, direct.stderr);
           assertEquals(viaBin.code, direct.code);
