@@ -26,6 +26,18 @@ async function bash(client: Client, command: string): Promise<string> {
   return (result.content as { text: string }[]).map((c) => c.text).join("");
 }
 
+/** The environment of the `rousseau mcp` these tests start: test config and state, our DENO_DIR. */
+function serverEnv(): Record<string, string> {
+  const env: Record<string, string> = {
+    NO_COLOR: "1",
+    XDG_CONFIG_HOME: `${TEST_HOME}/config`,
+    XDG_DATA_HOME: `${TEST_HOME}/data`,
+  };
+  const denoDir = Deno.env.get("DENO_DIR");
+  if (denoDir !== undefined) env.DENO_DIR = denoDir;
+  return env;
+}
+
 Deno.test({
   name: "sockets: one bound after rousseau started is covered for the next bash call",
   ignore: !bwrap || !has("perl"),
@@ -34,13 +46,7 @@ Deno.test({
     const dir = await Deno.makeTempDir({ dir: "/var/tmp", prefix: "rousseau-late-sock-" });
     await Deno.chmod(dir, 0o755);
     const path = join(dir, "late.sock");
-    const env: Record<string, string> = {
-      NO_COLOR: "1",
-      XDG_CONFIG_HOME: `${TEST_HOME}/config`,
-      XDG_DATA_HOME: `${TEST_HOME}/data`,
-    };
-    const denoDir = Deno.env.get("DENO_DIR");
-    if (denoDir !== undefined) env.DENO_DIR = denoDir;
+    const env = serverEnv();
     const transport = new StdioClientTransport({
       command: Deno.execPath(),
       args: [...CLI_ARGS, "--workspace", ws.root, "--allow", "bash", "mcp"],
@@ -93,13 +99,7 @@ Deno.test({
     const dir = await Deno.makeTempDir({ dir: "/var/tmp", prefix: "rousseau-gone-sock-" });
     await Deno.chmod(dir, 0o755);
     const path = join(dir, "gone.sock");
-    const env: Record<string, string> = {
-      NO_COLOR: "1",
-      XDG_CONFIG_HOME: `${TEST_HOME}/config`,
-      XDG_DATA_HOME: `${TEST_HOME}/data`,
-    };
-    const denoDir = Deno.env.get("DENO_DIR");
-    if (denoDir !== undefined) env.DENO_DIR = denoDir;
+    const env = serverEnv();
     const serve = (): [Deno.UnixListener, Promise<void>] => {
       const listener = Deno.listen({ transport: "unix", path });
       return [
