@@ -30,10 +30,9 @@
  *    gid with no other groups (when asked) and execs the argv (bwrap);
  * 7. once it has ended (bwrap returns only when its PID namespace is gone: nothing the command
  *    started is alive), writes each root's deletion listing, exactly as `_overlay.ts`'s shell
- *    does, closes its output and hands the runner's status (128 + n for a signal, as a shell
- *    says it) to the parent, which exits with it at once: the init then dies of the
- *    parent-death signal, and the teardown of its namespaces (a copy of the host's whole
- *    mount table) is not on the call's time. Nothing of the command is alive by then.
+ *    does, closes its output, says the runner's status (128 + n for a signal, as a shell says
+ *    it) to the parent and exits with it; the parent waits for it (see there) and exits with
+ *    its status. Nothing of the command is alive by then.
  *
  * Failures before the overlays print one line `bash: …` on stdout and exit 125, as the
  * idmapping program's do; a failed overlay mount is written to the scratch directory's
@@ -108,12 +107,11 @@ if ($init) {
   close $alive_r;
   close $done_w;
   close STDIN;
-  # The init's status once its work is done (the listing written, its output closed): exit with
-  # it at once. The init then dies of the parent-death signal, and the kernel takes its mount
-  # namespace down (every mount of the host's table, copied) off the call's time.
+  # The init says its status once its work is done (the listing written, its output closed),
+  # then exits. Wait for it all the same: until it has exited, its mount namespace holds the
+  # overlay, and the upper directory's blocks stay taken on the state directory's disk (a full
+  # disk then refused the call's own audit line).
   my $said = <$done_r>;
-  exit($1) if defined $said && $said =~ /^(\d+)\n\z/;
-  # It ended before that (a failed set-up): as it ended.
   waitpid($init, 0) == $init or fail("wait: $!");
   my $status = $?;
   exit($status >> 8) unless $status & 127;
