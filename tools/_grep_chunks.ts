@@ -129,21 +129,21 @@ export class ChunkedWalk<T> {
     return count;
   }
 
-  /** True while the worker should get more chunks. */
-  #workerWanted(): boolean {
-    if (this.#taken < SOLO_FILES) return false;
+  /** The worker while it should get more chunks, else undefined. */
+  #workerWanted(): PrefilterPool | undefined {
+    if (this.#taken < SOLO_FILES) return undefined;
     const pool = this.#options.pool(this.#taken);
-    if (pool === undefined || !pool.usable) return false;
+    if (pool === undefined || !pool.usable) return undefined;
     // Files the worker passes are read again by the caller: when most pass, it only adds work.
     if (this.#workerFiles >= JUDGE_AFTER_FILES && this.#workerHits * 3 > this.#workerFiles) {
-      return false;
+      return undefined;
     }
     this.#outstanding = this.#outstanding.filter((chunk) => Atomics.load(chunk.status, 0) === 0);
-    return this.#outstanding.length < WORKER_DEPTH;
+    return this.#outstanding.length < WORKER_DEPTH ? pool : undefined;
   }
 
   #feedWorker(): void {
-    while (this.#workerWanted() && this.#take() !== undefined) {
+    while (this.#workerWanted() !== undefined && this.#take() !== undefined) {
       // #take hands each new chunk to the worker while it wants more.
     }
   }
@@ -165,7 +165,7 @@ export class ChunkedWalk<T> {
     const wanted = this.#workerWanted();
     this.#taken += items.length;
     this.#queue.push(chunk);
-    if (wanted) {
+    if (wanted !== undefined) {
       const paths: string[] = [];
       const at: number[] = [];
       items.forEach((item, i) => {
@@ -176,7 +176,7 @@ export class ChunkedWalk<T> {
         }
       });
       if (paths.length > 0) {
-        const sent = this.#options.pool(this.#taken)!.submit(paths);
+        const sent = wanted.submit(paths);
         this.#outstanding.push(sent);
         chunk.state = "pending";
         chunk.sent = { chunk: sent, at };
