@@ -41,8 +41,12 @@ export interface TurnOptions {
   readonly gate: GateOptions;
   readonly system: string;
   readonly maxIterations: number;
-  /** Called with every message the turn adds, as soon as it is complete (persistence). */
-  readonly onMessage?: (message: Message) => void;
+  /**
+   * Called with every message the turn adds, as soon as it is complete (persistence). It may
+   * return a promise that settles once the message is on disk: the calls a reply asks for
+   * wait for it before they may change anything, and are not run if it rejects.
+   */
+  readonly onMessage?: (message: Message) => void | Promise<void>;
   /** Called with progress events. */
   readonly onEvent?: (event: AgentEvent) => void;
   /** Stops the provider stream and the running tools. */
@@ -130,9 +134,9 @@ export async function runTurn(messages: Message[], options: TurnOptions): Promis
   let streamed = "";
   let iterations = 0;
   let stop: StopReason = "end_turn";
-  const add = (message: Message) => {
+  const add = (message: Message): Promise<void> | undefined => {
     messages.push(message);
-    options.onMessage?.(message);
+    return options.onMessage?.(message) ?? undefined;
   };
   const end = (subtype: TurnResult["subtype"], result: string): TurnResult => ({
     subtype,
@@ -143,6 +147,8 @@ export async function runTurn(messages: Message[], options: TurnOptions): Promis
     denials,
   });
 
+  /** The current reply's promise of being on disk (see `onMessage`). */
+  let stored: Promise<void> | undefined;
   const runCall = async (call: ToolUseBlock): Promise<ToolResultBlock> => {
     emit({ type: "tool_use", id: call.id, name: call.name, input: call.input });
     const started = performance.now();
@@ -171,7 +177,7 @@ export async function runTurn(messages: Message[], options: TurnOptions): Promis
       if (stop === "max_tokens") return answer(cutCallMessage(provider, call), true);
       return answer(`${call.name}: parse input: ${call.inputError}`, true);
     }
-    const result = await callTool(gate, call.name, call.input, signal);
+    const result = await callTool(gate, call.name, call.input, signal, stored);
     if (result.decision !== undefined && result.decision.decision !== "allow") {
       const denial: Denial = {
         tool: call.name,
@@ -230,7 +236,7 @@ export async function runTurn(messages: Message[], options: TurnOptions): Promis
       if (reply === undefined) {
         throw new ProviderError(`${provider.name}: the stream ended without a message`);
       }
-      add(reply);
+      stored = add(reply);
       const calls = reply.content.filter((b): b is ToolUseBlock => b.type === "tool_use");
       if (calls.length === 0) {
         if (stop === "max_tokens") return end("error_max_tokens", cutReplyMessage(provider, reply));

@@ -41,8 +41,14 @@ export interface SessionStore extends Disposable {
    * changing nothing, when a stored row is damaged (`agent/session_check.ts`).
    */
   load(id: string, repair?: boolean): Message[];
-  /** Appends one message (one transaction). */
-  append(id: string, message: Message): void;
+  /**
+   * Appends one message (one transaction); throws when it cannot be stored. The promise
+   * settles once the message is on disk (it rejects when syncing fails): for a reply that
+   * asks for tool calls, which must not change anything before then; already settled for
+   * any other message, which the next such sync takes to disk too. It never rejects
+   * unobserved: a caller that does not need it may drop it.
+   */
+  append(id: string, message: Message): Promise<void>;
   /**
    * Appends a context record (a compaction, a learned window). The messages themselves are
    * never rewritten: a compaction is stored beside them, so `session show` tells both.
@@ -109,11 +115,37 @@ function titleOf(message: Message): string {
   return text.length > 80 ? `${text.slice(0, 79)}…` : text;
 }
 
+/** What {@linkcode SessionStore.append} gives for a message that needs no sync of its own. */
+const STORED: Promise<void> = Promise.resolve();
+
+/**
+ * Syncs the write-ahead log at `path` to disk, by a descriptor of its own (the data of a file
+ * is synced whoever wrote it). SQLite keeps the log's file while a connection is open, and
+ * reuses it from the start after a checkpoint, which syncs what it copies first.
+ */
+async function syncLog(path: string): Promise<void> {
+  try {
+    using file = await Deno.open(path, { read: true });
+    await file.syncData();
+  } catch (error) {
+    throw new Error(
+      `session: the model's reply could not be synced to disk (${path}): ${
+        error instanceof Error ? error.message : String(error)
+      }`,
+      { cause: error },
+    );
+  }
+}
+
 /** Opens (creating when needed) the database at `path`. */
 export function openSessionStore(path: string): SessionStore {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const db = new DatabaseSync(path);
-  db.exec("PRAGMA journal_mode = WAL");
+  // A file system without shared memory support keeps the rollback journal (`delete`).
+  const journal = (db.prepare("PRAGMA journal_mode = WAL").get() as { journal_mode?: unknown })
+    ?.journal_mode;
+  /** The write-ahead log; undefined when the database has none. */
+  const wal = journal === "wal" ? `${path}-wal` : undefined;
   db.exec("PRAGMA busy_timeout = 5000");
   db.exec("PRAGMA foreign_keys = ON");
   db.exec(`
@@ -172,20 +204,24 @@ export function openSessionStore(path: string): SessionStore {
     return statement;
   };
   /**
-   * Durability per commit (WAL): every commit survives the process being killed. A reply that
-   * asks for tool calls is also synced to disk before it returns (`synchronous = FULL`), since
-   * the calls change things once it is stored: after a power loss the session still knows
-   * they were asked for, and its repair tells the model they may have run. Other messages are
-   * written with `NORMAL`: a power loss may take the last of them, never leaving a hole (the
-   * log is replayed in order, and the next FULL commit syncs them too); a lost tool result is
-   * repaired the same way as one a crash left unanswered.
+   * Durability (WAL): every commit survives the process being killed (`synchronous =
+   * NORMAL`). A reply that asks for tool calls must also survive a power loss before the
+   * calls change anything: the session must still know they were asked for, so that its
+   * repair tells the model they may have run. Its commit is followed by a sync of the log,
+   * done off this thread: the gate (`agent/tool_host.ts`) waits for it only before a call
+   * that may change something runs, so it overlaps the approval, the audit line and undo's
+   * record (`synchronous = FULL` would hold this thread for it, about a millisecond on
+   * ext4). Other messages may be lost by a power loss, never leaving a hole (the log is
+   * replayed in order, and the next sync takes them too); a lost tool result is repaired as
+   * one a crash left unanswered. Without a log (a file system that refused WAL) a reply
+   * that asks for calls is committed with `FULL` instead.
    */
-  const durability = (message: Message) =>
-    message.content.some((b) => b.type === "tool_use") ? "FULL" : "NORMAL";
+  const needsSync = (message: Message) => message.content.some((b) => b.type === "tool_use");
   let synchronous = "";
-  const append = (id: string, message: Message) => {
+  const append = (id: string, message: Message): Promise<void> => {
     const now = new Date().toISOString();
-    const wanted = durability(message);
+    const sync = needsSync(message);
+    const wanted = sync && wal === undefined ? "FULL" : "NORMAL";
     if (wanted !== synchronous) {
       db.exec(`PRAGMA synchronous = ${wanted}`);
       synchronous = wanted;
@@ -214,6 +250,10 @@ export function openSessionStore(path: string): SessionStore {
       rollback();
       throw error;
     }
+    if (!sync || wal === undefined) return STORED;
+    const synced = syncLog(wal);
+    synced.catch(() => {}); // observed by whoever awaits it; never an unhandled rejection
+    return synced;
   };
   const store: SessionStore = {
     create(meta) {

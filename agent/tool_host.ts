@@ -82,12 +82,18 @@ export function blockedText(reason: string): string {
   return `tool call blocked: ${reason}`;
 }
 
-/** Approves and runs one call; never throws for a tool or policy failure. */
+/**
+ * Approves and runs one call; never throws for a tool or policy failure. `stored` is the
+ * promise that the reply asking for the call is on disk (`SessionStore.append`): a call that
+ * may change something waits for it before it runs (after its approval, audit line and
+ * undo's record, which it overlaps), and is not run if it rejects.
+ */
 export async function callTool(
   options: GateOptions,
   name: string,
   input: unknown,
   signal: AbortSignal,
+  stored?: Promise<void>,
 ): Promise<GatedResult> {
   const canonical = canonicalJson(input);
   const record = async (event: AuditEventName, extra: Record<string, unknown> = {}) => {
@@ -143,7 +149,18 @@ export async function callTool(
   const started = performance.now();
   let changed: ObservedChanges | undefined;
   let settled = false;
-  const run = (keep?: Keep) => {
+  const readOnly = options.registry.get(name)?.readOnly === true;
+  const run = async (keep?: Keep): Promise<ToolResult> => {
+    if (stored !== undefined && !readOnly) {
+      try {
+        await stored;
+      } catch (error) {
+        return {
+          output: `${name}: not run: ${error instanceof Error ? error.message : String(error)}`,
+          isError: true,
+        };
+      }
+    }
     const scope: CallScope = {
       ...(mayReturn === undefined ? {} : { mayReturn }),
       ...(options.observed?.has(name) === true
@@ -166,9 +183,13 @@ export async function callTool(
         }
         : {}),
     };
-    return options.host.call(name, input, signal, Object.keys(scope).length ? scope : undefined);
+    return await options.host.call(
+      name,
+      input,
+      signal,
+      Object.keys(scope).length ? scope : undefined,
+    );
   };
-  const readOnly = options.registry.get(name)?.readOnly === true;
   let result = options.undo === undefined
     ? await run()
     : options.observed?.has(name) === true

@@ -35,7 +35,9 @@ async function turn(
     maxIterations: options.maxIterations ?? 32,
     signal: options.signal ?? new AbortController().signal,
     onEvent: (e) => events.push(e),
-    onMessage: (m) => stored.push(m),
+    onMessage: (m) => {
+      stored.push(m);
+    },
   });
   return { result, provider, messages, events, stored };
 }

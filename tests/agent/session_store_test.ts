@@ -141,7 +141,7 @@ async function syncsPerAppend(messages: readonly Message[]): Promise<number[]> {
     const id = store.create({ workspace: "/ws", provider: "anthropic", model: "m" });
     for (const message of messages) {
       Deno.stderr.writeSync(new TextEncoder().encode("MARK\\n"));
-      store.append(id, message);
+      await store.append(id, message);
     }
     Deno.stderr.writeSync(new TextEncoder().encode("MARK\\n"));
     store.close();

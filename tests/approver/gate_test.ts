@@ -155,6 +155,48 @@ Deno.test("gate: an allowed call that fails is audited as execute then error", a
   assert(typeof error?.duration_ms === "number");
 });
 
+Deno.test("gate: a call that may change files waits for its reply to be on disk, and a read does not", async () => {
+  await using ws = await tmpWorkspace({ files: { "a.txt": "before" } });
+  const options = gate(ws, { allow: [{ tool: "write" }, { tool: "read" }] });
+  const ran: string[] = [];
+  const host = options.host;
+  const watched: GateOptions = {
+    ...options,
+    host: { ...host, call: (name, ...rest) => (ran.push(name), host.call(name, ...rest)) },
+  };
+  let sync!: () => void;
+  const stored = new Promise<void>((resolve) => sync = resolve);
+  const input = { path: ws.path("a.txt"), content: "after" };
+  const writing = callTool(watched, "write", input, signal(), stored);
+  // The read runs meanwhile: it changes nothing, so it does not wait.
+  const read = await callTool(watched, "read", { path: ws.path("a.txt") }, signal(), stored);
+  assertEquals(read.output, "before");
+  // The write was approved and audited, and went on to run (a host call follows its audit
+  // line in the same chain of promises): it is held, and the file is as it was.
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assertEquals(options.audit.events.filter((e) => e.tool === "write").map((e) => e.event), [
+    "tool.execute",
+  ]);
+  assertEquals(ran, ["read"]);
+  assertEquals(await Deno.readTextFile(ws.path("a.txt")), "before");
+  sync();
+  assertEquals((await writing).isError, false);
+  assertEquals(ran, ["read", "write"]);
+  assertEquals(await Deno.readTextFile(ws.path("a.txt")), "after");
+});
+
+Deno.test("gate: a call whose reply could not be synced to disk is not run, and says why", async () => {
+  await using ws = await tmpWorkspace({ files: { "a.txt": "before" } });
+  const options = gate(ws, { allow: [{ tool: "write" }] });
+  const stored = Promise.reject(new Error("session: the model's reply could not be synced"));
+  const input = { path: ws.path("a.txt"), content: "after" };
+  const result = await callTool(options, "write", input, signal(), stored);
+  assertEquals(result.output, "write: not run: session: the model's reply could not be synced");
+  assertEquals(result.isError, true);
+  assertEquals(await Deno.readTextFile(ws.path("a.txt")), "before");
+  assertEquals(options.audit.events.map((e) => e.event), ["tool.execute", "tool.error"]);
+});
+
 Deno.test("gate: an unknown tool is an error result, audited, and nothing is asked", async () => {
   await using ws = await tmpWorkspace();
   let asked = 0;
