@@ -45,6 +45,8 @@ interface Kept {
   readonly mode: number;
   readonly uid: number;
   readonly gid: number;
+  /** The device it is on. */
+  readonly dev: number;
 }
 
 function notRegular(tool: string, path: string): ToolError {
@@ -86,7 +88,7 @@ function inspectTarget(
     const opened = fstatSync(fd);
     if (opened.isDirectory()) throw new ToolError(tool, `${tool}: open ${path}: is a directory`);
     if (!opened.isFile()) throw notRegular(tool, path);
-    return { mode: opened.mode & 0o7777, uid: opened.uid, gid: opened.gid };
+    return { mode: opened.mode & 0o7777, uid: opened.uid, gid: opened.gid, dev: opened.dev };
   } finally {
     closeSync(fd);
   }
@@ -155,7 +157,11 @@ export async function writeAtomic(
         await handle.chown(kept.uid, kept.gid).catch(() => {});
         await handle.chmod(kept.mode & KEPT_MODE_BITS);
       }
-      await handle.datasync();
+      // Synced before it is named, unless it replaces a file on a file system that orders
+      // the data before the rename itself (`_replace_durability.ts`).
+      if (kept === undefined || workspace.replaceSafeDevices?.includes(kept.dev) !== true) {
+        await handle.datasync();
+      }
     } finally {
       await handle.close();
     }

@@ -14,6 +14,7 @@ import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { ToolError } from "./tool_error.ts";
 import { isNotFound, pathError } from "./_os_error.ts";
 import type { Workspace } from "./data_types.ts";
+import { replaceSafeDevicesHere } from "./_replace_durability.ts";
 
 const MAX_LINKS = 40;
 
@@ -61,6 +62,7 @@ export async function createWorkspace(
     roots: Object.freeze(real),
     protected: Object.freeze(list),
     protectedIds: Object.freeze([...identities(list)]),
+    replaceSafeDevices: Object.freeze(replaceSafeDevicesHere()),
   });
 }
 

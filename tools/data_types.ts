@@ -76,6 +76,12 @@ export interface Workspace {
    * this isolate may no longer look at the originals (the tool worker).
    */
   readonly protectedIds: readonly string[];
+  /**
+   * Devices (`Deno.FileInfo.dev`) whose file system keeps a file replaced by rename whole
+   * across a power loss without a sync of its data (`_replace_durability.ts`): `write` and
+   * `edit` skip that sync when they replace a file there. Absent or empty: always synced.
+   */
+  readonly replaceSafeDevices?: readonly number[];
 }
 
 /** Limits the built-in tools enforce; every field has a default in `limits.ts`. */
