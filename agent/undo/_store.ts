@@ -23,8 +23,11 @@
  * mirror only means the next scan of that workspace reads every file again).
  *
  * `usage.json` holds the objects' byte count as of the last release of the store's lock; it
- * is removed before the objects change under the lock and written again at the release, so a
- * process killed meanwhile leaves none and the next holder counts the objects again.
+ * says "no count" before the objects change under the lock and holds the count again after
+ * the release, so a process killed meanwhile leaves none and the next holder counts the
+ * objects again. It is overwritten in place (a fixed 64 bytes), not replaced by a rename: on
+ * ext4 a rename over a file writes the new file's data out first, a cost paid on every call
+ * that changes a file.
  *
  * @module
  */
@@ -77,6 +80,9 @@ export interface TurnRecord {
    */
   readonly damaged?: string;
 }
+
+/** The size of `usage.json`, written in place. */
+const USAGE_BYTES = 64;
 
 /** The mirror key of a root set. */
 export function mirrorKey(roots: readonly string[]): string {
@@ -323,11 +329,32 @@ export function openUndoStore(
       return undefined; // none (a holder was killed, or never written) or damaged: recount
     }
   };
+  /** `usage.json` was brought to its fixed size by this process. */
+  let sized = false;
+  /**
+   * Writes `usage.json` in place: `objects` (null: no count) as JSON padded to
+   * {@linkcode USAGE_BYTES}. One write at offset 0 of a few bytes lands whole or not at all
+   * for a process killed meanwhile; anything unreadable is recounted anyway.
+   */
+  const writeUsage = (objects: number | null) => {
+    const text = `${JSON.stringify({ objects }).padEnd(USAGE_BYTES - 1)}\n`;
+    using file = Deno.openSync(usagePath, { write: true, create: true, mode: 0o600 });
+    const bytes = new TextEncoder().encode(text);
+    if (file.writeSync(bytes) !== bytes.length) throw new Error("undo: short write of usage.json");
+    if (!sized) {
+      file.truncateSync(USAGE_BYTES); // a longer file of an older version would keep its tail
+      sized = true;
+    }
+  };
   /** Before the objects change: a holder killed from here on leaves no stale count behind. */
   const markDirty = () => {
     if (dirty) return;
     dirty = true;
     saved = false;
+    try {
+      writeUsage(null);
+      return;
+    } catch { /* no room for the file, or damaged: remove it instead */ }
     try {
       Deno.removeSync(usagePath);
     } catch (error) {
@@ -372,7 +399,7 @@ export function openUndoStore(
         if (!prefix.isDirectory) continue;
         for (const file of Deno.readDirSync(join(objects, prefix.name))) {
           const path = join(objects, prefix.name, file.name);
-          // A killed writer's `.tmp`: a recount follows every kill (usage.json is gone), so
+          // A killed writer's `.tmp`: a recount follows every kill (usage.json holds no count), so
           // under the lock (every writer holds it) it is swept here; unlocked, it counts.
           if (file.name.endsWith(".tmp") && holding) {
             try {
@@ -543,7 +570,7 @@ export function openUndoStore(
           try {
             if (total !== undefined && (dirty || !saved)) {
               ensure(dir);
-              writeAtomicSync(usagePath, JSON.stringify({ objects: total }) + "\n");
+              writeUsage(total);
               dirty = false;
               saved = true;
             }
