@@ -118,23 +118,14 @@ function titleOf(message: Message): string {
 /** What {@linkcode SessionStore.append} gives for a message that needs no sync of its own. */
 const STORED: Promise<void> = Promise.resolve();
 
-/**
- * Syncs the write-ahead log at `path` to disk, by a descriptor of its own (the data of a file
- * is synced whoever wrote it). SQLite keeps the log's file while a connection is open, and
- * reuses it from the start after a checkpoint, which syncs what it copies first.
- */
-async function syncLog(path: string): Promise<void> {
-  try {
-    using file = await Deno.open(path, { read: true });
-    await file.syncData();
-  } catch (error) {
-    throw new Error(
-      `session: the model's reply could not be synced to disk (${path}): ${
-        error instanceof Error ? error.message : String(error)
-      }`,
-      { cause: error },
-    );
-  }
+/** The error of a failed sync of the write-ahead log at `path`. */
+function syncError(path: string, error: unknown): Error {
+  return new Error(
+    `session: the model's reply could not be synced to disk (${path}): ${
+      error instanceof Error ? error.message : String(error)
+    }`,
+    { cause: error },
+  );
 }
 
 /** Opens (creating when needed) the database at `path`. */
@@ -218,6 +209,8 @@ export function openSessionStore(path: string): SessionStore {
    */
   const needsSync = (message: Message) => message.content.some((b) => b.type === "tool_use");
   let synchronous = "";
+  /** The write-ahead log, opened at the first sync; closed with the store. */
+  let log: Deno.FsFile | undefined;
   const append = (id: string, message: Message): Promise<void> => {
     const now = new Date().toISOString();
     const sync = needsSync(message);
@@ -251,7 +244,16 @@ export function openSessionStore(path: string): SessionStore {
       throw error;
     }
     if (!sync || wal === undefined) return STORED;
-    const synced = syncLog(wal);
+    let synced: Promise<void>;
+    try {
+      // Opened once (the data of a file is synced whoever wrote it): SQLite keeps the log's
+      // file while a connection, this one, is open, and reuses it from the start after a
+      // checkpoint, which syncs what it copies first.
+      log ??= Deno.openSync(wal, { read: true });
+      synced = log.syncData().catch((error) => Promise.reject(syncError(wal, error)));
+    } catch (error) {
+      synced = Promise.reject(syncError(wal, error));
+    }
     synced.catch(() => {}); // observed by whoever awaits it; never an unhandled rejection
     return synced;
   };
@@ -357,6 +359,9 @@ export function openSessionStore(path: string): SessionStore {
       }
     },
     close() {
+      // Every call has waited for its sync by now (a turn ends after its calls).
+      log?.close();
+      log = undefined;
       if (db.isOpen) db.close();
     },
     [Symbol.dispose]() {
