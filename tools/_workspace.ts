@@ -9,7 +9,7 @@
  * @module
  */
 
-import { closeSync, constants, fstatSync, openSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, type Stats } from "node:fs";
 import { open as openFile } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import { ToolError } from "./define.ts";
@@ -72,7 +72,8 @@ function openedPath(fd: number): string | undefined {
  * Proves that the open file `fd`, opened by the real path `real` (found by `confineSync`), is
  * inside the workspace: a symlink swapped in between the check and the open is caught here.
  * Throws `<tool>: <path> is outside the workspace` otherwise; `path` is the caller's
- * spelling, for messages. The caller still owns `fd`.
+ * spelling, for messages. The caller still owns `fd`. `info`: the descriptor's status, when the
+ * caller took it already (it is taken here otherwise, when needed).
  */
 export function proveOpenedSync(
   tool: string,
@@ -80,6 +81,7 @@ export function proveOpenedSync(
   fd: number,
   real: string,
   workspace: Workspace,
+  info?: Stats,
 ): void {
   let kernel: string | undefined;
   try {
@@ -95,7 +97,7 @@ export function proveOpenedSync(
   }
   if (kernel !== undefined) {
     if (!isInside(workspace, kernel)) throw outside(tool, path);
-    refuseProtectedFd(tool, path, fd, kernel, workspace);
+    refuseProtectedFd(tool, path, fd, kernel, workspace, info);
     return;
   }
   // No kernel record (no /proc: not Linux): compare the descriptor with a fresh resolution
@@ -107,12 +109,12 @@ export function proveOpenedSync(
     throw outside(tool, path);
   }
   if (!isInside(workspace, again)) throw outside(tool, path);
-  const a = fstatSync(fd);
+  const a = info ?? fstatSync(fd);
   const b = Deno.statSync(again);
   if (a.dev !== b.dev || a.ino !== b.ino) {
     throw new ToolError(tool, `${tool}: ${path} changed while it was being opened; try again`);
   }
-  refuseProtectedFd(tool, path, fd, again, workspace);
+  refuseProtectedFd(tool, path, fd, again, workspace, a);
 }
 
 /**
@@ -125,10 +127,11 @@ function refuseProtectedFd(
   fd: number,
   opened: string,
   workspace: Workspace,
+  info?: Stats,
 ): void {
   if ((workspace.protected ?? []).length === 0) return;
   if (isProtected(workspace, opened)) throw protectedError(tool, path);
-  if (isProtectedInode(workspace, fstatSync(fd))) throw protectedError(tool, path);
+  if (isProtectedInode(workspace, info ?? fstatSync(fd))) throw protectedError(tool, path);
 }
 
 /**
@@ -169,6 +172,28 @@ export function openConfinedFdSync(
   try {
     proveOpenedSync(tool, path, fd, real, workspace);
     return fd;
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+}
+
+/**
+ * `openConfinedFdSync` that also gives the opened file's status, taken once for the proof and
+ * the caller (Node's `fstatSync` costs more than the rest of a small read's open).
+ */
+export function openConfinedStatSync(
+  tool: string,
+  path: string,
+  real: string,
+  workspace: Workspace,
+  flags: number,
+): { readonly fd: number; readonly info: Stats } {
+  const fd = openSync(real, flags);
+  try {
+    const info = fstatSync(fd);
+    proveOpenedSync(tool, path, fd, real, workspace, info);
+    return { fd, info };
   } catch (error) {
     closeSync(fd);
     throw error;

@@ -7,8 +7,8 @@
 import { defineTool, ToolError } from "./define.ts";
 import { optionalCount, parseFields, requireAbsolute, requireNonEmpty } from "./_input.ts";
 import { pathError } from "./_os_error.ts";
-import { closeSync, fstatSync, readSync } from "node:fs";
-import { confineSync, openConfinedFdSync, READ_FLAGS } from "./_workspace.ts";
+import { closeSync, readSync, type Stats } from "node:fs";
+import { confineSync, openConfinedStatSync, READ_FLAGS } from "./_workspace.ts";
 import { decodeUtf8, looksBinary, utf8Boundary } from "./_text.ts";
 import { BINARY_SNIFF_BYTES, DEFAULT_READ_MAX_BYTES } from "./limits.ts";
 import type { Tool, ToolContext } from "./types.ts";
@@ -78,14 +78,14 @@ function openFile(path: string, { workspace, signal }: ToolContext): { fd: numbe
   signal.throwIfAborted();
   const real = confineSync(NAME, path, workspace);
   let fd: number;
+  let info: Stats;
   try {
-    fd = openConfinedFdSync(NAME, path, real, workspace, READ_FLAGS);
+    ({ fd, info } = openConfinedStatSync(NAME, path, real, workspace, READ_FLAGS));
   } catch (error) {
     if (error instanceof ToolError) throw error;
     throw new ToolError(NAME, `${NAME}: ${pathError("open", path, error)}`, { cause: error });
   }
   try {
-    const info = fstatSync(fd);
     if (info.isDirectory()) throw new ToolError(NAME, `${NAME}: read ${path}: is a directory`);
     if (!info.isFile()) throw new ToolError(NAME, `${NAME}: read ${path}: not a regular file`);
     return { fd, size: info.size };
