@@ -75,6 +75,8 @@ export async function mcpCommand(flags: McpFlags, signal: AbortSignal): Promise<
     ...context,
     modules: config.modules,
     permissions: grants,
+    // A server makes many small calls: their files are proven with each result.
+    proveLater: true,
   });
   checkToolNames(config.approver, flags, host.registry.names(), Object.keys(config.mcpServers));
   await using sources = await openMcpSources(config, context.workspace, log);
