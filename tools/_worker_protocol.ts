@@ -8,6 +8,7 @@
 import type { ChangeVerdict, Limits, Workspace } from "./types.ts";
 import type { ChangeSet } from "./_overlay.ts";
 import type { HiddenPath, Sandbox } from "./_sandbox.ts";
+import type { OpenedProof } from "./_later_proofs.ts";
 
 /** Sent once, before any call. */
 export interface InitMessage {
@@ -23,6 +24,11 @@ export interface InitMessage {
   readonly sandbox?: Sandbox;
   /** Where to ask the host what an open file descriptor leads to (see `_fd_channel.ts`). */
   readonly fdChannel?: SharedArrayBuffer;
+  /**
+   * True when the host proves a call's opened files with its result (`LaterProofs` in
+   * `_workspace.ts`): a call may leave them open for it, listed in `result.proofs`.
+   */
+  readonly proveLater?: boolean;
 }
 
 /** Runs one call. */
@@ -42,6 +48,14 @@ export interface CallMessage {
    * since bwrap refuses to cover a path that does not exist.
    */
   readonly unhide?: readonly string[];
+  /** Descriptors the host has proven since the last call (`result.proofs`): close them. */
+  readonly close?: readonly number[];
+}
+
+/** Descriptors the host has proven (`result.proofs`), sent alone when many wait: close them. */
+export interface CloseMessage {
+  readonly type: "close";
+  readonly fds: readonly number[];
 }
 
 /** The host's answer to a `settle` question. */
@@ -80,6 +94,7 @@ export type WorkerRequest =
   | InitMessage
   | CallMessage
   | CancelMessage
+  | CloseMessage
   | MayReturnAnswer
   | SettleAnswer
   | PrefilterMessage;
@@ -113,6 +128,8 @@ export type WorkerReply =
     readonly id: number;
     readonly output: string;
     readonly isError: boolean;
+    /** Descriptors left open for the host to prove and close (see `InitMessage.proveLater`). */
+    readonly proofs?: readonly OpenedProof[];
   }
   | {
     /** A grep is walking a large tree: start a prefilter worker and send its port. */

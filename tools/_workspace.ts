@@ -9,13 +9,14 @@
  * @module
  */
 
-import { closeSync, constants, fstatSync, openSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, type Stats } from "node:fs";
 import { open as openFile } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import { ToolError } from "./define.ts";
 import { isNotFound } from "./_os_error.ts";
 import { isInside, isProtected, isProtectedInode, outside, protectedError } from "./_paths.ts";
 import type { Workspace } from "./types.ts";
+import type { OpenedProof } from "./_later_proofs.ts";
 
 export {
   confine,
@@ -72,7 +73,8 @@ function openedPath(fd: number): string | undefined {
  * Proves that the open file `fd`, opened by the real path `real` (found by `confineSync`), is
  * inside the workspace: a symlink swapped in between the check and the open is caught here.
  * Throws `<tool>: <path> is outside the workspace` otherwise; `path` is the caller's
- * spelling, for messages. The caller still owns `fd`.
+ * spelling, for messages. The caller still owns `fd`. `info`: the descriptor's status, when the
+ * caller took it already (it is taken here otherwise, when needed).
  */
 export function proveOpenedSync(
   tool: string,
@@ -80,6 +82,7 @@ export function proveOpenedSync(
   fd: number,
   real: string,
   workspace: Workspace,
+  info?: Stats,
 ): void {
   let kernel: string | undefined;
   try {
@@ -95,7 +98,7 @@ export function proveOpenedSync(
   }
   if (kernel !== undefined) {
     if (!isInside(workspace, kernel)) throw outside(tool, path);
-    refuseProtectedFd(tool, path, fd, kernel, workspace);
+    refuseProtectedFd(tool, path, fd, kernel, workspace, info);
     return;
   }
   // No kernel record (no /proc: not Linux): compare the descriptor with a fresh resolution
@@ -107,12 +110,12 @@ export function proveOpenedSync(
     throw outside(tool, path);
   }
   if (!isInside(workspace, again)) throw outside(tool, path);
-  const a = fstatSync(fd);
+  const a = info ?? fstatSync(fd);
   const b = Deno.statSync(again);
   if (a.dev !== b.dev || a.ino !== b.ino) {
     throw new ToolError(tool, `${tool}: ${path} changed while it was being opened; try again`);
   }
-  refuseProtectedFd(tool, path, fd, again, workspace);
+  refuseProtectedFd(tool, path, fd, again, workspace, a);
 }
 
 /**
@@ -125,10 +128,11 @@ function refuseProtectedFd(
   fd: number,
   opened: string,
   workspace: Workspace,
+  info?: Stats,
 ): void {
   if ((workspace.protected ?? []).length === 0) return;
   if (isProtected(workspace, opened)) throw protectedError(tool, path);
-  if (isProtectedInode(workspace, fstatSync(fd))) throw protectedError(tool, path);
+  if (isProtectedInode(workspace, info ?? fstatSync(fd))) throw protectedError(tool, path);
 }
 
 /**
@@ -172,6 +176,110 @@ export function openConfinedFdSync(
   } catch (error) {
     closeSync(fd);
     throw error;
+  }
+}
+
+/**
+ * `openConfinedFdSync` that also gives the opened file's status, taken once for the proof and
+ * the caller (Node's `fstatSync` costs more than the rest of a small read's open). With
+ * `later`, a regular file's proof may be left to the host, after the call (see
+ * {@linkcode LaterProofs}); the caller then closes the descriptor with
+ * {@linkcode closeOpened} only.
+ */
+export function openConfinedStatSync(
+  tool: string,
+  path: string,
+  real: string,
+  workspace: Workspace,
+  flags: number,
+  later?: LaterProofs,
+): { readonly fd: number; readonly info: Stats } {
+  const fd = openSync(real, flags);
+  try {
+    const info = fstatSync(fd);
+    if (later?.take(tool, path, real, fd, info) !== true) {
+      proveOpenedSync(tool, path, fd, real, workspace, info);
+    }
+    return { fd, info };
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+}
+
+/**
+ * Closes `fd`, opened by {@linkcode openConfinedStatSync} with `later`: a descriptor whose
+ * proof was left to the host stays open for it, which closes it once proven.
+ */
+export function closeOpened(fd: number, later?: LaterProofs): void {
+  if (later === undefined) closeSync(fd);
+  else later.release(fd);
+}
+
+/**
+ * The proofs of one call that its host makes after the call, with the result in hand, instead
+ * of one question to it (and its thread) per opened file while the call runs: a small read
+ * spent more on that round trip than on the rest of its work.
+ *
+ * Only a regular file on a device of a workspace root is taken (read before it is proven:
+ * reading such a file has no effect a refusal would have to undo; anything else is proven at
+ * once). The descriptor stays open from the open until the host has proven it: where the
+ * kernel says it leads (inside the workspace, not a protected path) and that it is still the
+ * file opened (device and inode), the same checks as `proveOpenedSync`, made once the bytes
+ * are read. A failed proof turns the call's result into that refusal, so no byte of a file
+ * outside the workspace or of a protected one is ever returned. Descriptors a call has not
+ * released when it ends (a call given up after a cancellation) are proven here, at once.
+ */
+export class LaterProofs {
+  readonly #devices: ReadonlySet<number>;
+  readonly #workspace: Workspace;
+  /** Taken and not yet released by the tool, with the real path it opened. */
+  readonly #open = new Map<number, OpenedProof & { readonly real: string }>();
+  /** Released by the tool: handed to the host with the result. */
+  readonly #released: OpenedProof[] = [];
+  #sealed = false;
+
+  /** `devices`: the devices of the workspace roots. */
+  constructor(workspace: Workspace, devices: ReadonlySet<number>) {
+    this.#workspace = workspace;
+    this.#devices = devices;
+  }
+
+  /** Takes `fd`'s proof over: true when it is left to the host. */
+  take(tool: string, path: string, real: string, fd: number, info: Stats): boolean {
+    if (this.#sealed || !info.isFile() || !this.#devices.has(info.dev)) return false;
+    this.#open.set(fd, { fd, tool, path, real, dev: info.dev, ino: info.ino });
+    return true;
+  }
+
+  /** The tool is done with `fd`: kept open for the host when taken, closed otherwise. */
+  release(fd: number): void {
+    const taken = this.#open.get(fd);
+    if (taken === undefined || this.#sealed) {
+      this.#open.delete(fd);
+      closeSync(fd);
+      return;
+    }
+    this.#open.delete(fd);
+    const { real: _, ...proof } = taken;
+    this.#released.push(proof);
+  }
+
+  /**
+   * Ends the call's taking: the proofs to hand to the host, and the refusal of a descriptor
+   * still in use, proven now (through the host's channel, as `proveOpenedSync` does).
+   */
+  seal(): { readonly proofs: readonly OpenedProof[]; readonly refusal?: string } {
+    this.#sealed = true;
+    let refusal: string | undefined;
+    for (const { fd, tool, path, real } of this.#open.values()) {
+      try {
+        proveOpenedSync(tool, path, fd, real, this.#workspace);
+      } catch (error) {
+        refusal ??= error instanceof Error ? error.message : String(error);
+      }
+    }
+    return { proofs: this.#released, ...(refusal === undefined ? {} : { refusal }) };
   }
 }
 

@@ -7,8 +7,8 @@
 import { defineTool, ToolError } from "./define.ts";
 import { optionalCount, parseFields, requireAbsolute, requireNonEmpty } from "./_input.ts";
 import { pathError } from "./_os_error.ts";
-import { closeSync, fstatSync, readSync } from "node:fs";
-import { confineSync, openConfinedFdSync, READ_FLAGS } from "./_workspace.ts";
+import { readSync, type Stats } from "node:fs";
+import { closeOpened, confineSync, openConfinedStatSync, READ_FLAGS } from "./_workspace.ts";
 import { decodeUtf8, looksBinary, utf8Boundary } from "./_text.ts";
 import { BINARY_SNIFF_BYTES, DEFAULT_READ_MAX_BYTES } from "./limits.ts";
 import type { Tool, ToolContext } from "./types.ts";
@@ -74,23 +74,26 @@ export function createReadTool(): Tool<ReadInput> {
 }
 
 /** Opens `path` confined; the caller closes the descriptor. Also gives the file's size. */
-function openFile(path: string, { workspace, signal }: ToolContext): { fd: number; size: number } {
+function openFile(
+  path: string,
+  { workspace, signal, proofs }: ToolContext,
+): { fd: number; size: number } {
   signal.throwIfAborted();
   const real = confineSync(NAME, path, workspace);
   let fd: number;
+  let info: Stats;
   try {
-    fd = openConfinedFdSync(NAME, path, real, workspace, READ_FLAGS);
+    ({ fd, info } = openConfinedStatSync(NAME, path, real, workspace, READ_FLAGS, proofs));
   } catch (error) {
     if (error instanceof ToolError) throw error;
     throw new ToolError(NAME, `${NAME}: ${pathError("open", path, error)}`, { cause: error });
   }
   try {
-    const info = fstatSync(fd);
     if (info.isDirectory()) throw new ToolError(NAME, `${NAME}: read ${path}: is a directory`);
     if (!info.isFile()) throw new ToolError(NAME, `${NAME}: read ${path}: not a regular file`);
     return { fd, size: info.size };
   } catch (error) {
-    closeSync(fd);
+    closeOpened(fd, proofs);
     throw error;
   }
 }
@@ -201,7 +204,7 @@ async function readFile(input: ReadInput, context: ToolContext): Promise<string>
       `[truncated: showed ${shown} of ${total} bytes; lines ${first}-${lastShown} of ${lines}; ` +
       `call read with offset ${lastShown + 1} to continue]`;
   } finally {
-    closeSync(fd);
+    closeOpened(fd, context.proofs);
   }
 }
 

@@ -6,6 +6,7 @@
  */
 
 import type { Sandbox } from "./_sandbox.ts";
+import type { LaterProofs } from "./_workspace.ts";
 import type {
   ChangeSet,
   ChangeVerdict,
@@ -51,6 +52,11 @@ export interface ToolContext {
    * calls it exactly once per call that ended normally, also when nothing changed.
    */
   readonly settleChanges?: (set: ChangeSet, output: string) => Promise<ChangeVerdict>;
+  /**
+   * Set by the built-in tools' worker: opened files whose proof of confinement its host makes
+   * after the call (see `LaterProofs` in `_workspace.ts`). Absent elsewhere.
+   */
+  readonly proofs?: LaterProofs;
 }
 
 /** What the gate adds to one call besides its input (see `ToolContext`). */

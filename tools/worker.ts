@@ -11,11 +11,12 @@
  * @module
  */
 
+import { closeSync } from "node:fs";
 import { createBuiltinTools } from "./builtin.ts";
 import { Registry } from "./registry.ts";
 import { runTool } from "./host.ts";
 import { askFdChannel } from "./_fd_channel.ts";
-import { setOpenedPathLookup } from "./_workspace.ts";
+import { LaterProofs, setOpenedPathLookup } from "./_workspace.ts";
 import { enableParking } from "./_bash_park.ts";
 import { adoptPool, setPoolRequester } from "./_grep_pool.ts";
 import type { AnyTool, ChangeVerdict, ToolContext } from "./types.ts";
@@ -59,6 +60,20 @@ export async function loadModules(urls: readonly string[]): Promise<AnyTool[]> {
 const scope = self as any;
 let registry: Registry | undefined;
 let base: Omit<ToolContext, "signal"> | undefined;
+/** The devices of the workspace roots, when the host proves opened files after a call. */
+let laterDevices: ReadonlySet<number> | undefined;
+/** Descriptors handed to the host with a result, open until it says they are proven. */
+const handedOver = new Set<number>();
+
+/** Closes the descriptors in `fds` the host has proven (and no other). */
+function closeProven(fds: readonly unknown[] | undefined): void {
+  for (const fd of fds ?? []) {
+    if (typeof fd !== "number" || !handedOver.delete(fd)) continue;
+    try {
+      closeSync(fd);
+    } catch { /* closed already */ }
+  }
+}
 const running = new Map<number, AbortController>();
 /** Questions to the host about files, by number: resolved with its answer. */
 const asked = new Map<number, (allowed: boolean) => void>();
@@ -111,6 +126,18 @@ function settleFor(
   };
 }
 
+/**
+ * The devices the workspace `roots` are on (see `LaterProofs`); undefined, and every proof
+ * made at once, when one cannot be looked at.
+ */
+function rootDevices(roots: readonly string[]): ReadonlySet<number> | undefined {
+  try {
+    return new Set(roots.map((root) => Deno.statSync(root).dev));
+  } catch {
+    return undefined;
+  }
+}
+
 function reply(message: WorkerReply): void {
   scope.postMessage(message);
 }
@@ -152,6 +179,7 @@ scope.onmessage = async (event: MessageEvent<WorkerRequest>) => {
         ...message.builtins === false ? [] : createBuiltinTools(),
         ...await loadModules(message.modules),
       ]);
+      if (message.proveLater === true) laterDevices = rootDevices(message.workspace.roots);
       base = {
         workspace: message.workspace,
         limits: message.limits,
@@ -180,6 +208,10 @@ scope.onmessage = async (event: MessageEvent<WorkerRequest>) => {
     else message.port.close();
     return;
   }
+  if (message.type === "close") {
+    closeProven(message.fds);
+    return;
+  }
   if (message.type === "cancel") {
     running.get(message.id)?.abort();
     return;
@@ -197,8 +229,12 @@ scope.onmessage = async (event: MessageEvent<WorkerRequest>) => {
     settling.get(message.ask)?.(verdict);
     return;
   }
+  closeProven(message.close);
   const controller = new AbortController();
   running.set(message.id, controller);
+  const proofs = base === undefined || laterDevices === undefined
+    ? undefined
+    : new LaterProofs(base.workspace, laterDevices);
   try {
     const result = registry === undefined || base === undefined
       ? { output: "tools: the worker was not initialised", isError: true }
@@ -223,8 +259,16 @@ scope.onmessage = async (event: MessageEvent<WorkerRequest>) => {
         ...(message.settles === true
           ? { settleChanges: settleFor(message.id, controller.signal) }
           : {}),
+        ...(proofs === undefined ? {} : { proofs }),
       });
-    reply({ type: "result", id: message.id, ...result });
+    const sealed = proofs?.seal();
+    for (const proof of sealed?.proofs ?? []) handedOver.add(proof.fd);
+    reply({
+      type: "result",
+      id: message.id,
+      ...(sealed?.refusal === undefined ? result : { output: sealed.refusal, isError: true }),
+      ...(sealed === undefined || sealed.proofs.length === 0 ? {} : { proofs: sealed.proofs }),
+    });
   } finally {
     running.delete(message.id);
   }

@@ -54,6 +54,13 @@ export interface WorkerHostOptions {
   readonly started?: StartedWorker;
   /** Longest wait for the custom modules to load, in milliseconds. @default MODULE_LOAD_TIMEOUT_MS */
   readonly moduleLoadTimeoutMs?: number;
+  /**
+   * Prove the files a built-in call read with its result, instead of one question to this
+   * isolate per opened file while the call runs (`LaterProofs` in `_workspace.ts`): for a
+   * long-running host making many small calls. Without
+   * `/proc/self/fd` (not Linux) every proof is made at once anyway. @default false
+   */
+  readonly proveLater?: boolean;
 }
 
 /**
@@ -61,6 +68,9 @@ export interface WorkerHostOptions {
  * that never ends) would otherwise hold every command at start-up forever.
  */
 export const MODULE_LOAD_TIMEOUT_MS = 30_000;
+
+/** Proven descriptors held for the next call to carry to the worker; past this, sent alone. */
+const PROVED_HELD = 16;
 
 /** The grants of the built-in tools' worker `createWorkerHost(options)` starts. */
 export function workerPermissions(
@@ -133,6 +143,14 @@ async function openLane(
     stoppedText?: string;
     /** True for the built-ins' lane: grep there may ask for a prefilter worker. */
     prefilter?: boolean;
+    /**
+     * The built-ins' lane, when its calls' opened files are proven with their results: the
+     * workspace to prove them against, and the proving.
+     */
+    proveLater?: {
+      readonly workspace: Workspace;
+      readonly prove: typeof import("./_later_proofs.ts").proveLater;
+    };
   },
 ): Promise<Lane> {
   /** Calls in flight; what a worker sends is unchecked until `resultOf`. */
@@ -142,6 +160,18 @@ async function openLane(
   let nextId = 1;
   let closed = false;
   const post = (message: WorkerRequest) => worker.postMessage(message);
+  /**
+   * Descriptors proven here, for the worker to close: a descriptor belongs to the isolate that
+   * opened it. Sent with the next call (no message of their own), or alone past a few.
+   */
+  let proved: number[] = [];
+  const closeLater = (fd: number) => {
+    proved.push(fd);
+    if (proved.length >= PROVED_HELD && !closed) {
+      post({ type: "close", fds: proved });
+      proved = [];
+    }
+  };
   const fdChannel = createFdChannel();
   const stopAnswering = serveFdChannel(fdChannel);
   /** grep's prefilter worker, started on the main thread when grep asks (`_grep_pool.ts`). */
@@ -186,7 +216,11 @@ async function openLane(
         if (!closed) post({ type: "settle-answer", ask: message.ask, verdict });
       });
     } else if (message.type === "result") {
-      pending.get(message.id)?.(message);
+      // Proven even for a call given up on: its descriptors are closed here either way.
+      const result = options.proveLater !== undefined && Array.isArray(message.proofs)
+        ? proven(message, options.proveLater, closeLater)
+        : message;
+      pending.get(message.id)?.(result);
       pending.delete(message.id);
     } else if (message.type === "want-prefilter" && options.prefilter === true && !closed) {
       startPrefilterFor().catch(() => {}); // without it grep searches alone
@@ -207,7 +241,12 @@ async function openLane(
   if (earlyError !== undefined) {
     ready.reject(new Error(`tools: the tool worker failed: ${earlyError}`));
   }
-  post({ type: "init", ...init, fdChannel });
+  post({
+    type: "init",
+    ...init,
+    fdChannel,
+    ...(options.proveLater === undefined ? {} : { proveLater: true }),
+  });
   const timer = options.loadTimeout === undefined
     ? undefined
     : setTimeout(() => ready.reject(options.loadTimeout!()), options.loadTimeoutMs);
@@ -271,11 +310,14 @@ async function openLane(
           ? socketsSinceStart(sandbox, options.roots)
           : [];
         const unhide = name === "bash" && sandbox !== undefined ? hiddenGone(sandbox) : [];
+        const close = proved;
+        proved = [];
         post({
           type: "call",
           id,
           name,
           input,
+          ...(close.length === 0 ? {} : { close }),
           ...(hide.length === 0 ? {} : { hide }),
           ...(unhide.length === 0 ? {} : { unhide }),
           ...(mayReturn === undefined ? {} : { scoped: true }),
@@ -288,6 +330,23 @@ async function openLane(
 }
 
 /**
+ * `result` once the files its call left open are proven (each closed after): the first
+ * refusal replaces it, as the refusal a proof made during the call would have ended it with.
+ */
+function proven(
+  result: WorkerReply & { type: "result" },
+  { workspace, prove }: NonNullable<Parameters<typeof openLane>[3]["proveLater"]>,
+  close: (fd: number) => void,
+): { output: unknown; isError: unknown } {
+  let refusal: string | undefined;
+  for (const proof of result.proofs ?? []) {
+    const refused = prove(proof, workspace, close);
+    refusal ??= refused;
+  }
+  return refusal === undefined ? result : { output: refusal, isError: true };
+}
+
+/**
  * A result as a worker sent it, checked: a tool that returned something other than a string
  * (a custom tool may return anything) gets an error result saying so, never a value the
  * gate, the audit log or a provider would choke on.
@@ -297,6 +356,22 @@ function resultOf(name: string, result: { output: unknown; isError: unknown }): 
     return { output: result.output, isError: result.isError === true };
   }
   return { output: notText(name, result.output), isError: true };
+}
+
+/**
+ * What proving calls' files after them takes here (see `WorkerHostOptions.proveLater`);
+ * undefined where this isolate cannot read `/proc/self/fd` (not Linux, or narrowed).
+ */
+async function laterProving(
+  workspace: Workspace,
+): Promise<NonNullable<Parameters<typeof openLane>[3]["proveLater"]> | undefined> {
+  try {
+    await Deno.stat("/proc/self/fd");
+  } catch {
+    return undefined;
+  }
+  const { proveLater: prove } = await import("./_later_proofs.ts");
+  return { workspace, prove };
 }
 
 /** Starts the workers and waits until their tools are loaded; throws with a worker's error. */
@@ -317,6 +392,9 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
     closed = true;
     for (const lane of lanes) lane.close();
   };
+  const proveLater = options.proveLater === true
+    ? await laterProving(options.workspace)
+    : undefined;
   const builtins = openLane(claimed.worker, claimed.error, {
     workspace: options.workspace,
     limits: options.limits,
@@ -328,6 +406,7 @@ export async function createWorkerHost(options: WorkerHostOptions): Promise<Work
     roots: options.workspace.roots,
     onStuck: close,
     prefilter: true,
+    ...(proveLater === undefined ? {} : { proveLater }),
   });
   const modulePermissions = modules.length === 0 ? undefined : moduleWorkerPermissions(options);
   /** The modules' lane once open: a stuck module call stops it alone, not the built-ins. */

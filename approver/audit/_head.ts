@@ -155,6 +155,8 @@ export interface HeadKeeper {
   file?:
     | { readonly handle: Deno.FsFile; readonly dev: number; readonly ino: number | null }
     | undefined;
+  /** Where the open head file's offset is, when known (a seek to it is skipped). */
+  offset?: number | undefined;
   /** The last record written, with its bytes (its check is not hashed again). */
   last?: { readonly seq: number; readonly hash: string; readonly bytes: Uint8Array } | undefined;
   /**
@@ -181,6 +183,7 @@ export function releaseHead(keeper: HeadKeeper): void {
 function releaseHeadFile(keeper: HeadKeeper): void {
   const file = keeper.file;
   keeper.file = undefined;
+  keeper.offset = undefined;
   try {
     file?.handle.close();
   } catch { /* closed already */ }
@@ -248,25 +251,40 @@ function writeInPlace(
       file.close();
       return false;
     }
-    if (keeper !== undefined) keeper.file = { handle: file, dev: opened.dev, ino: opened.ino };
+    if (keeper !== undefined) {
+      keeper.file = { handle: file, dev: opened.dev, ino: opened.ino };
+      keeper.offset = 0;
+    }
   }
+  /** Moves the file's offset to `at`, unless the keeper knows it is there. */
+  const seek = (at: number) => {
+    if (keeper?.offset === at) return;
+    if (keeper !== undefined) keeper.offset = undefined;
+    file.seekSync(at, Deno.SeekMode.Start);
+    if (keeper !== undefined) keeper.offset = at;
+  };
   let done = false;
   try {
     const other = slotOffset(previous.seq);
     const held = new Uint8Array(SLOT);
-    file.seekSync(other, Deno.SeekMode.Start);
+    seek(other);
     let filled = 0;
+    // Unknown until the read is done: a read that fails part way leaves it anywhere.
+    if (keeper !== undefined) keeper.offset = undefined;
     while (filled < SLOT) {
       const n = file.readSync(held.subarray(filled));
       if (n === null) return false;
       filled += n;
     }
+    if (keeper !== undefined) keeper.offset = other + SLOT;
     if (!sameBytes(held, keptRecordBytes(previous, keeper))) return false;
     const record = recordBytes(head);
-    file.seekSync(slotOffset(head.seq), Deno.SeekMode.Start);
+    seek(slotOffset(head.seq));
+    if (keeper !== undefined) keeper.offset = undefined;
     // One write: a record is never written in two parts (a short write to a regular file
     // happens only when the disk refuses, and then the error below ends the line).
     const n = file.writeSync(record);
+    if (keeper !== undefined && n === SLOT) keeper.offset = slotOffset(head.seq) + SLOT;
     if (n !== SLOT) {
       throw new Error(`the head file ${target}: wrote ${n} of ${SLOT} bytes`);
     }

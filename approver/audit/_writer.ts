@@ -52,6 +52,16 @@ export interface AuditFileOptions {
   readonly keepOpen?: boolean;
 }
 
+/**
+ * How long a long-running writer (`keepOpen`) may keep the log's lock after a batch, counted
+ * from when it took the lock: taking and releasing it are two system calls a line, which a
+ * server answering one call at a time (two lines a call) pays in full. Another process
+ * wanting the lock waits at most this long (plus a batch) for its turn, whatever the
+ * server's load: a lease is never renewed, and it is released when it runs out, between
+ * batches or by its timer.
+ */
+export const AUDIT_LOCK_LEASE_MS = 10;
+
 /** How many inputs' fields a writer keeps for their second line (calls in flight at once). */
 const RECENT_INPUTS = 64;
 /** Longest input (in UTF-16 units) whose fields are kept. */
@@ -83,6 +93,26 @@ export function createAuditFile(
   let madeDir = false;
   /** The log this process has open (kept between batches only with `keepOpen`). */
   let log: Deno.FsFile | undefined;
+  /** Which file `log` is (device and inode, from the open file itself). */
+  let logId: { readonly dev: number; readonly ino: number | null } | undefined;
+  /**
+   * The lock on `log` kept past a batch (`keepOpen` only; see AUDIT_LOCK_LEASE_MS): until
+   * when, and the timer that releases it then. Closing `log` releases the lock with it.
+   */
+  let lease:
+    | { readonly until: number; readonly timer: ReturnType<typeof setTimeout> }
+    | undefined;
+  /** Ends the lease, releasing the lock unless `unlock` is false (the log is being closed). */
+  const endLease = (unlock: boolean) => {
+    const held = lease;
+    lease = undefined;
+    if (held === undefined) return;
+    clearTimeout(held.timer);
+    if (!unlock) return;
+    try {
+      log?.unlockSync();
+    } catch { /* closed already: closing released the lock */ }
+  };
   const head = createHeadKeeper(keepOpen);
   /**
    * The input fields of recent inputs: a call's `tool.execute` and `tool.done` lines carry
@@ -113,20 +143,43 @@ export function createAuditFile(
     return Deno.openSync(path, { read: true, append: true, create: true, mode: 0o600 });
   };
   const closeLog = () => {
+    endLease(false);
     const file = log;
     log = undefined;
+    logId = undefined;
     try {
       file?.close();
     } catch { /* closed already */ }
   };
-  /** True while the open file is still the one at `path` (not rotated or removed). */
-  const isCurrent = (info: Deno.FileInfo): boolean => {
+  /**
+   * The file at `path`, when it is still the open log (not rotated or removed): one look by
+   * name, whose size is the open file's own (the same inode). Undefined otherwise.
+   */
+  const current = (): Deno.FileInfo | undefined => {
     try {
       const now = Deno.statSync(path);
-      return now.ino === info.ino && now.dev === info.dev;
+      return now.ino === logId?.ino && now.dev === logId?.dev ? now : undefined;
     } catch {
-      return false;
+      return undefined;
     }
+  };
+  /**
+   * After a batch on `log`, keeps its lock while the lease runs (a new lease when the lock was
+   * just taken, at `lockedAt`): true when kept.
+   */
+  const keepLease = (lockedAt: number | undefined): boolean => {
+    const now = performance.now();
+    if (lockedAt === undefined) return lease !== undefined && now < lease.until;
+    const until = lockedAt + AUDIT_LOCK_LEASE_MS;
+    if (now >= until) return false;
+    const timer = setTimeout(() => {
+      // A batch under way ends a run-out lease itself, or `drain` once it is done.
+      if (!writing) endLease(true);
+    }, Math.ceil(until - now));
+    // Unreferenced: a lease never keeps the process alive (exiting releases the lock).
+    Deno.unrefTimer(timer as unknown as number);
+    lease = { until, timer };
+    return true;
   };
   /** Appends one line and its head record; `roomFound`: a line of this batch found room. */
   const write = async (
@@ -184,15 +237,30 @@ export function createAuditFile(
     let done = 0;
     try {
       while (done < batch.length) {
-        const file = log ??= open();
+        if (log === undefined) {
+          const opened = open();
+          try {
+            const info = opened.statSync();
+            logId = { dev: info.dev, ino: info.ino };
+          } catch (error) {
+            opened.close();
+            throw error;
+          }
+          log = opened;
+        }
+        const file = log;
         // The lock is awaited: another process holding it must not stall this event loop.
-        await file.lock(true);
+        // Held already while a lease runs (see AUDIT_LOCK_LEASE_MS).
+        const leased = lease !== undefined;
+        if (!leased) await file.lock(true);
+        const lockedAt = leased ? undefined : performance.now();
         let rotated: Deno.FsFile | undefined;
+        let rotatedId: typeof logId;
         try {
-          const info = file.statSync();
+          const info = current();
           // Rotated away (or removed) since the open: the lines go to the new log (and the
           // room is asked for beside it, not in the old place).
-          if (!isCurrent(info)) {
+          if (info === undefined) {
             closeLog();
             releaseHead(head);
             continue;
@@ -202,6 +270,7 @@ export function createAuditFile(
           }
           const target = rotated ?? file;
           const at = rotated === undefined ? info : rotated.statSync();
+          if (rotated !== undefined) rotatedId = { dev: at.dev, ino: at.ino };
           let size = at.size;
           const first = done;
           // A full log is rotated before the next line (one line may pass the size): the
@@ -219,11 +288,16 @@ export function createAuditFile(
             if (log === file) {
               closeLog();
               log = rotated;
+              logId = rotatedId;
             } else rotated.close();
           }
-          try {
-            file.unlockSync();
-          } catch { /* closed above: closing released the lock */ }
+          // The lock stays for the next batch while the lease runs, on the same open log.
+          if (!(keepOpen && rotated === undefined && log === file && keepLease(lockedAt))) {
+            if (log === file) endLease(false);
+            try {
+              file.unlockSync();
+            } catch { /* closed above: closing released the lock */ }
+          }
           if (!keepOpen) {
             closeLog();
             releaseHead(head);
@@ -248,6 +322,8 @@ export function createAuditFile(
       }
     } finally {
       writing = false;
+      // A lease that ran out while the batches were written: nothing else would end it now.
+      if (lease !== undefined && performance.now() >= lease.until) endLease(true);
     }
   };
   return {

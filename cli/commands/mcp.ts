@@ -75,6 +75,8 @@ export async function mcpCommand(flags: McpFlags, signal: AbortSignal): Promise<
     ...context,
     modules: config.modules,
     permissions: grants,
+    // A server makes many small calls: their files are proven with each result.
+    proveLater: true,
   });
   checkToolNames(config.approver, flags, host.registry.names(), Object.keys(config.mcpServers));
   await using sources = await openMcpSources(config, context.workspace, log);
@@ -125,7 +127,7 @@ export async function mcpCommand(flags: McpFlags, signal: AbortSignal): Promise<
   using _closeStdoutNow = { [Symbol.dispose]: () => stdoutNow?.close() };
   // Our own transport: bounded lines, an answer for every bad one, and stdin read only while
   // fewer than MCP_MAX_CALLS calls run and stdout keeps up (see cli/commands/mcp_stdio.ts).
-  const transport = new LineTransport(Deno.stdin.readable, Deno.stdout, {
+  const transport = new LineTransport(Deno.stdin, Deno.stdout, {
     running: () => inFlight.size,
     maxRunning: MCP_MAX_CALLS,
     calls: new Set(["tools/call"]),

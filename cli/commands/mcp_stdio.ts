@@ -133,6 +133,17 @@ export async function openStdoutNow(): Promise<StdoutNow | undefined> {
 
 type Id = string | number;
 
+/**
+ * A byte source read into a buffer of the caller's (`Deno.stdin`): each read is one system
+ * call's worth, with none of a stream's queueing, per chunk, on top.
+ */
+export interface ByteReader {
+  read(into: Uint8Array): Promise<number | null>;
+}
+
+/** Bytes a read from a {@linkcode ByteReader} asks for at most. */
+const READ_BYTES = 64 * 1024;
+
 const DECODER = new TextDecoder("utf-8", { fatal: true });
 const ENCODER = new TextEncoder();
 const NEWLINE = 0x0a;
@@ -143,7 +154,7 @@ export class LineTransport implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
 
-  readonly #input: ReadableStream<Uint8Array>;
+  readonly #input: ReadableStream<Uint8Array> | ByteReader;
   readonly #output: { write(bytes: Uint8Array): Promise<number> };
   readonly #options: StdioOptions;
   #reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
@@ -171,8 +182,12 @@ export class LineTransport implements Transport {
   #draining = false;
   readonly #ended = Promise.withResolvers<void>();
 
+  /**
+   * `input` is a stream, or a reader read straight into one buffer of the transport's (for
+   * stdin, whose stream costs more per chunk than the line it carries).
+   */
   constructor(
-    input: ReadableStream<Uint8Array>,
+    input: ReadableStream<Uint8Array> | ByteReader,
     output: { write(bytes: Uint8Array): Promise<number> },
     options: StdioOptions,
   ) {
@@ -223,7 +238,7 @@ export class LineTransport implements Transport {
   }
 
   start(): Promise<void> {
-    this.#reader = this.#input.getReader();
+    if (this.#input instanceof ReadableStream) this.#reader = this.#input.getReader();
     this.#read().then(
       () => this.#ended.resolve(),
       (error) => {
@@ -338,8 +353,24 @@ export class LineTransport implements Transport {
     }
   }
 
+  /**
+   * The next chunk of input, or undefined at its end. From a {@linkcode ByteReader}, a view
+   * of `buffer`, which the next read overwrites: what is kept past it must be copied.
+   */
+  async #next(buffer: Uint8Array): Promise<Uint8Array | undefined> {
+    if (this.#reader !== undefined) {
+      const { value, done } = await this.#reader.read();
+      return done ? undefined : value;
+    }
+    const n = await (this.#input as ByteReader).read(buffer);
+    return n === null ? undefined : buffer.subarray(0, n);
+  }
+
   async #read(): Promise<void> {
-    const reader = this.#reader!;
+    /** Where a ByteReader's chunks are read into; unused with a stream. */
+    const buffer = new Uint8Array(this.#reader === undefined ? READ_BYTES : 0);
+    /** Whether a chunk is a view of `buffer` (a piece of a line kept past it is copied). */
+    const reused = this.#reader === undefined;
     /** The pieces of the line read so far, and their length. */
     let parts: Uint8Array[] = [];
     let size = 0;
@@ -348,8 +379,8 @@ export class LineTransport implements Transport {
     for (;;) {
       await this.#admit();
       if (this.#closed) return;
-      const { value, done } = await reader.read();
-      if (done || this.#closed) break;
+      const value = await this.#next(buffer);
+      if (value === undefined || this.#closed) break;
       let from = 0;
       while (from < value.length) {
         const newline = value.indexOf(NEWLINE, from);
@@ -360,7 +391,10 @@ export class LineTransport implements Transport {
             parts = [];
             size = 0;
           } else if (end > from) {
-            parts.push(value.subarray(from, end));
+            // A line going on past this chunk keeps a copy of its piece (see #next).
+            parts.push(
+              reused && newline === -1 ? value.slice(from, end) : value.subarray(from, end),
+            );
             size += end - from;
           }
         }
@@ -436,6 +470,8 @@ export class LineTransport implements Transport {
     const problem = shapeProblem(message) ??
       (nestsDeeper(message, MCP_MAX_DEPTH)
         ? `the message nests arrays and objects deeper than ${MCP_MAX_DEPTH} levels`
+        : plainRequest(message)
+        ? undefined
         : schemaProblem(message));
     if (problem !== undefined) {
       this.#reject(id, JSONRPC_ERROR.invalidRequest, `Invalid Request: ${problem}`);
@@ -538,6 +574,19 @@ function shapeProblem(message: Record<string, unknown>): string | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * Whether `message`, which passed {@linkcode shapeProblem}, is a request without `params._meta`:
+ * then the SDK's schema has nothing left to find (its request is exactly `jsonrpc`, an `id`
+ * that is a string or an integer, a string `method` and an object `params`, all checked
+ * already; only `_meta` has a shape of its own), and its parse, the costliest step of a small
+ * call's line, is skipped.
+ */
+function plainRequest(message: Record<string, unknown>): boolean {
+  if (!("method" in message) || !("id" in message)) return false;
+  const params = message.params;
+  return params === undefined || !Object.hasOwn(params as object, "_meta");
 }
 
 /** What the SDK's own message schema finds wrong with `message` (a backstop for the rest). */

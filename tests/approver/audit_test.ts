@@ -538,3 +538,59 @@ Deno.test("audit: concurrent writers leave a head that matches the log", async (
   assertEquals(await verifyHead(snapshot.text!, snapshot.head, "h"), undefined);
   assertEquals((snapshot.head as { seq: number }).seq, 30);
 });
+
+/**
+ * Fails with `what` when `promise` has not settled within 10 s: a lock that never comes free
+ * would otherwise hang the test run instead of failing it.
+ */
+async function within<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(what)), 10_000);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+Deno.test("audit: a long-running writer lets others take the log's lock, while it writes and once it is idle", async (t) => {
+  await using tmp = await tempDir();
+  const path = join(tmp.path, "audit.jsonl");
+  // keepOpen keeps the lock for a short lease after a line (a server writes two a call); a
+  // lock taken through another open file waits for it as another process would (flock).
+  const audit = createAuditFile(path, { keepOpen: true });
+  try {
+    await t.step("while it writes line after line, another writer gets its turn", async () => {
+      await audit.record(event(0));
+      using other = await Deno.open(path, { read: true });
+      let got = false;
+      const locked = other.lock(true).then(() => {
+        got = true;
+        other.unlockSync();
+      });
+      let lines = 1;
+      while (!got) {
+        await within(audit.record(event(lines)), "the writer's next line never came");
+        lines++;
+        // Far more lines than a lease takes: the lock never came free between them.
+        assert(lines < 200_000, "another writer never got the lock while this one wrote");
+      }
+      await locked;
+    });
+    await t.step("once it is idle, the lease runs out and the lock comes free", async () => {
+      await audit.record(event(-1));
+      using other = await Deno.open(path, { read: true });
+      await within(other.lock(true), "the lock was still held long after the writer's last line");
+      // Meanwhile the writer waits for its turn, as any other would.
+      const next = audit.record(event(-2));
+      other.unlockSync();
+      await within(next, "the writer's line after the other's turn never came");
+    });
+    const text = await Deno.readTextFile(path);
+    assertEquals(await verifyChain(text), undefined);
+  } finally {
+    audit.close();
+  }
+});
