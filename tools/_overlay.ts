@@ -232,7 +232,7 @@ export function prepareOverlay(
     stamp,
     ...(owners === undefined ? {} : { owners }),
     argv: (bwrap, bwrapArgs, wrap = (exec) => [...exec]) =>
-      identity !== undefined ? rootOverlayArgs(identity, setup.base, roots) : [
+      identity !== undefined ? rootOverlayArgs(identity, setup.base, roots, procs) : [
         "--pdeathsig",
         "KILL",
         "--",
@@ -266,7 +266,7 @@ export function prepareOverlay(
         const wrapped = wrap?.(dropping) ?? dropping;
         const same = wrapped.length === dropping.length &&
           wrapped.every((arg, i) => arg === dropping[i]);
-        return rootOverlayCall(dir, procs, same, same ? plain : wrapped, filter);
+        return rootOverlayCall(dir, same, same ? plain : wrapped, filter);
       },
     }),
   };

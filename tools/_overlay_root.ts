@@ -16,16 +16,18 @@
  *    `unshare --mount-proc` does), clones every tree (the roots' clones are checked
  *    to be the very directories named, by device and inode), then mounts the covers, the home
  *    directory (mapped, read-only) and the scratch base (as it is) — none of them an overlay
- *    of the workspace; then waits for the call on stdin.
+ *    of the workspace; forks the runner, which joins the pids cgroup (each costs milliseconds:
+ *    not on the call's time) and waits for its part of the call on a pipe; then waits for the
+ *    call on stdin.
  *
- * The call, read on stdin until it ends: the scratch directory, the pids cgroup's member list
- * ("" for none), `1` to drop to the shell's ids before the exec (`0` when the argv drops
- * itself: the network set-up runs as root and drops later), the argv (its length, then each
- * argument), each field ending in a NUL byte; then the seccomp filter bwrap loads, if any.
+ * The call, read on stdin until it ends: the scratch directory, `1` to drop to the shell's ids
+ * before the exec (`0` when the argv drops itself: the network set-up runs as root and drops
+ * later), the argv (its length, then each argument), each field ending in a NUL byte; then
+ * the seccomp filter bwrap loads, if any.
  * 5. mounts the roots' clones as the lower layers in the scratch directory and each root's
  *    overlay over the root itself (only now: a change below a mounted overlay is undefined
- *    for overlayfs), writes `ready`, joins the pids cgroup;
- * 6. forks the runner: stdin the filter (bwrap `--seccomp 0` reads it; the command's own stdin
+ *    for overlayfs), writes `ready`, and hands the runner the rest of the call;
+ * 6. the runner: stdin the filter (bwrap `--seccomp 0` reads it; the command's own stdin
  *    is then /dev/null: `bash.ts` redirects it) or /dev/null; it drops to the shell's uid and
  *    gid with no other groups (when asked) and execs the argv (bwrap);
  * 7. once it has ended (bwrap returns only when its PID namespace is gone: nothing the command
@@ -63,10 +65,11 @@ const CALLS: Readonly<
 
 /**
  * The perl program. Arguments: the shell's uid and gid; the numbers of `unshare(2)`,
- * `mount(2)`, `prctl(2)`, `setsid(2)`, `setgroups(2)`, `setresgid(2)`, `setresuid(2)`; how
- * many roots; how many trees; the tree specs (see `TREES_PERL`; the last one per root, its
- * lower layer, with no mount point yet); per root its path and `<device>:<inode>` (`-`: not
- * checked, numbers past 2^53 that JavaScript cannot hold exactly).
+ * `mount(2)`, `prctl(2)`, `setsid(2)`, `setgroups(2)`, `setresgid(2)`, `setresuid(2)`; the
+ * pids cgroup's member list the runner joins ("" for none); how many roots; how many trees;
+ * the tree specs (see `TREES_PERL`; the last one per root, its lower layer, with no mount point
+ * yet); per root its path and `<device>:<inode>` (`-`: not checked, numbers past 2^53 that
+ * JavaScript cannot hold exactly).
  *
  * The listing: for each directory of a non-empty upper layer (not following links) whose
  * path below is a directory, not a link, `X<dir>/<name>\0` for each name below that the
@@ -77,8 +80,8 @@ export const OVERLAY_ROOT_PERL = String.raw`
 use strict;
 # No modules (POSIX alone costs 20 ms a start): plain exit, and close through a handle.
 $| = 1;
-my ($uid, $gid, $unshare, $mount, $prctl, $setsid, $setgroups, $setresgid, $setresuid, $nroots,
-  $n) = splice(@ARGV, 0, 11);
+my ($uid, $gid, $unshare, $mount, $prctl, $setsid, $setgroups, $setresgid, $setresuid, $procs,
+  $nroots, $n) = splice(@ARGV, 0, 12);
 my $dir;
 sub fail { print "bash: the unprivileged shell could not be set up: $_[0]\n"; exit(125) }
 sub broke {
@@ -142,22 +145,61 @@ for my $i (0 .. $#roots) {
   "$st[0]:$st[1]" eq $ids[$i] or fail("$roots[$i] was replaced while the sandbox was made");
 }
 place_tree($_) for @trees;
+# The runner, forked ahead (a fork, and a cgroup join, cost milliseconds each): it joins the
+# pids cgroup now (what it starts is counted from its first process on), then waits for its
+# part of the call on a pipe; the pipe ending with nothing (the call never came, or the set-up
+# failed) ends it silently. It dies with the init (the PID namespace's end), and takes the
+# parent-death signal itself too.
+pipe(my $go_r, my $go_w) or fail("pipe: $!");
+my $runner = fork() // fail("fork: $!");
+if ($runner == 0) {
+  close $go_w;
+  # The set-up's stdin is not the runner's (fd 0 stays taken: the filter is put there).
+  open(STDIN, "<", "/dev/null") or fail("stdin: $!");
+  syscall($prctl, 1, 9, 0, 0, 0) == 0 or fail("prctl: $!");
+  if ($procs ne "") {
+    my $f;
+    open($f, ">", $procs) && print($f "$$") && close($f)
+      or do { print "bash: cannot join the process-limit cgroup $procs\n"; exit(125) };
+  }
+  my $part = do { local $/; <$go_r> };
+  close $go_r;
+  exit(125) unless defined $part && length $part;
+  my $at = 0;
+  my $field = sub {
+    my $end = index($part, "\0", $at);
+    $end >= 0 or fail("the call is cut short");
+    my $value = substr($part, $at, $end - $at);
+    $at = $end + 1;
+    return $value;
+  };
+  my ($drop, $argc) = ($field->(), $field->());
+  my @argv = map { $field->() } 1 .. $argc;
+  my $filter = substr($part, $at);
+  if (length $filter) {
+    # A few hundred bytes: they fit the pipe. bwrap reads it (--seccomp 0); the command's own
+    # stdin is then /dev/null (bash.ts redirects it).
+    pipe(my $filter_r, my $filter_w) or fail("pipe: $!");
+    syswrite($filter_w, $filter) == length($filter) or fail("the seccomp filter: $!");
+    close $filter_w;
+    open(STDIN, "<&", $filter_r) or fail("stdin: $!");
+    close $filter_r;
+  }
+  if ($drop) {
+    syscall($setgroups, 0, 0) == 0 or fail("setgroups: $!");
+    syscall($setresgid, $gid + 0, $gid + 0, $gid + 0) == 0 or fail("setresgid: $!");
+    syscall($setresuid, $uid + 0, $uid + 0, $uid + 0) == 0 or fail("setresuid: $!");
+  }
+  exec { $argv[0] } @argv or fail("$argv[0]: $!");
+}
+close $go_r;
 # The call.
 my $call = do { local $/; <STDIN> };
 close STDIN;
 exit(125) unless defined $call && length $call;
-my $at = 0;
-sub field {
-  my $end = index($call, "\0", $at);
-  $end >= 0 or fail("the call is cut short");
-  my $value = substr($call, $at, $end - $at);
-  $at = $end + 1;
-  return $value;
-}
-$dir = field();
-my ($procs, $drop, $argc) = (field(), field(), field());
-my @argv = map { field() } 1 .. $argc;
-my $filter = substr($call, $at);
+my $cut = index($call, "\0");
+$cut >= 0 or fail("the call is cut short");
+$dir = substr($call, 0, $cut);
 place_tree([$lower[$_][0], "$dir/$_/l"]) for 0 .. $#roots;
 for my $i (0 .. $#roots) {
   my $r = $roots[$i];
@@ -175,30 +217,16 @@ for my $i (0 .. $#roots) {
 }
 my $ready;
 open($ready, ">", "$dir/ready") and close($ready) or broke("$dir/ready: $!");
-if ($procs ne "") {
-  my $f;
-  open($f, ">", $procs) && print($f "$$") && close($f)
-    or do { print "bash: cannot join the process-limit cgroup $procs\n"; exit(125) };
+# The runner's part: a runner already gone (it could not join the cgroup) reads none of it,
+# and says why itself. (SIGPIPE ignored from here on only: an ignored signal is inherited
+# through exec, and the runner, forked before, must hand bwrap and the command the default.)
+$SIG{PIPE} = "IGNORE";
+for (my $at = $cut + 1; $at < length $call;) {
+  my $wrote = syswrite($go_w, $call, length($call) - $at, $at);
+  last unless $wrote;
+  $at += $wrote;
 }
-my ($filter_r, $filter_w);
-if (length $filter) {
-  # A few hundred bytes: they fit the pipe.
-  pipe($filter_r, $filter_w) or fail("pipe: $!");
-  syswrite($filter_w, $filter) == length($filter) or fail("the seccomp filter: $!");
-  close $filter_w;
-}
-my $runner = fork() // fail("fork: $!");
-if ($runner == 0) {
-  (defined $filter_r ? open(STDIN, "<&", $filter_r) : open(STDIN, "<", "/dev/null"))
-    or fail("stdin: $!");
-  if ($drop) {
-    syscall($setgroups, 0, 0) == 0 or fail("setgroups: $!");
-    syscall($setresgid, $gid + 0, $gid + 0, $gid + 0) == 0 or fail("setresgid: $!");
-    syscall($setresuid, $uid + 0, $uid + 0, $uid + 0) == 0 or fail("setresuid: $!");
-  }
-  exec { $argv[0] } @argv or fail("$argv[0]: $!");
-}
-close $filter_r if defined $filter_r;
+close $go_w;
 waitpid($runner, 0) == $runner or fail("wait: $!");
 my $rc = ($? & 127) ? 128 + ($? & 127) : $? >> 8;
 sub names {
@@ -237,14 +265,15 @@ exit($rc);
 `;
 
 /**
- * The perl arguments (after the program) of the set-up for `roots` under the scratch `base`:
- * nothing of the call, so the same arguments mean the same set-up (`_bash_park.ts` compares
+ * The perl arguments (after the program) of the set-up for `roots` under the scratch `base`,
+ * the runner joining the pids cgroup whose member list is `procs`: nothing of the call, so the same arguments mean the same set-up (`_bash_park.ts` compares
  * them). Throws when a root cannot be read.
  */
 export function rootOverlayArgs(
   identity: ShellIdentity,
   base: string,
   roots: readonly string[],
+  procs: string | undefined,
 ): string[] {
   const calls = CALLS[Deno.build.arch];
   if (calls === undefined) {
@@ -270,6 +299,7 @@ export function rootOverlayArgs(
     String(calls.setgroups),
     String(calls.setresgid),
     String(calls.setresuid),
+    procs ?? "",
     String(roots.length),
     String(specs.length / 5),
     ...specs,
@@ -284,17 +314,16 @@ function rootId(root: string): string {
 }
 
 /**
- * The call, as the program reads it on stdin: the scratch directory `dir`, the pids cgroup's
- * member list, whether to drop to the shell's ids, the argv, the seccomp filter.
+ * The call, as the program reads it on stdin: the scratch directory `dir`, whether to drop to
+ * the shell's ids, the argv, the seccomp filter.
  */
 export function rootOverlayCall(
   dir: string,
-  procs: string | undefined,
   drop: boolean,
   argv: readonly string[],
   filter: Uint8Array | undefined,
 ): Uint8Array {
-  const fields = [dir, procs ?? "", drop ? "1" : "0", String(argv.length), ...argv];
+  const fields = [dir, drop ? "1" : "0", String(argv.length), ...argv];
   for (const field of fields) {
     if (field.includes("\0")) throw new Error("an argument holds a NUL byte");
   }

@@ -234,3 +234,14 @@ Deno.test("a parked bash set-up dies with a rousseau mcp killed outright", async
     await Deno.remove(top, { recursive: true });
   }
 });
+
+Deno.test("a parked bash set-up hands the command the default SIGPIPE, fresh and parked", async () => {
+  // The set-up ignores SIGPIPE while it hands the runner its part of the call; an ignored
+  // signal is inherited through exec, so a runner forked after that would give the command a
+  // shell where `yes | head -1` never ends on its own.
+  await using b = await bench();
+  const command = "sh -c 'kill -PIPE $$; echo survived'; echo status=$?";
+  for (const call of ["fresh", "parked"]) {
+    assertEquals(await b.bash(command), { output: "status=141\n", isError: false }, call);
+  }
+});
