@@ -12,10 +12,19 @@
  */
 
 import { basename, dirname, join } from "node:path";
-import { closeSync, constants, fstatSync, openSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fchownSync,
+  fdatasync,
+  fstatSync,
+  openSync,
+  writeSync,
+} from "node:fs";
 import { ToolError } from "./define.ts";
 import { isNotFound, pathError } from "./_os_error.ts";
-import { openConfined, proveOpenedSync } from "./_workspace.ts";
+import { openConfinedFdSync, proveOpenedSync } from "./_workspace.ts";
 import type { Workspace } from "./types.ts";
 
 const NEW_FILE_MODE = 0o644;
@@ -134,45 +143,57 @@ export async function writeAtomic(
   const kept = inspectTarget(tool, path, real, workspace);
   signal.throwIfAborted();
   const temp = tempName(real);
-  let handle;
+  let fd: number;
   try {
-    handle = await openConfined(tool, path, temp, workspace, CREATE_NEW, NEW_FILE_MODE);
+    fd = openConfinedFdSync(tool, path, temp, workspace, CREATE_NEW, NEW_FILE_MODE);
   } catch (error) {
     if (error instanceof ToolError) throw error;
     throw new ToolError(tool, `${tool}: ${pathError("open", path, error)}`, { cause: error });
   }
+  // The file's own steps are synchronous: each asynchronous one is a hand-off to another
+  // thread and back, which costs more than the step for the small files models write. Only
+  // the sync of the data, which can take long on a slow disk, keeps the worker free.
   let renamed = false;
   try {
     try {
       let written = 0;
       while (written < bytes.length) {
         signal.throwIfAborted();
-        const { bytesWritten } = await handle.write(bytes, written, bytes.length - written);
-        written += bytesWritten;
+        written += writeSync(fd, bytes, written, bytes.length - written);
       }
       if (kept !== undefined) {
         // Owner first: a chown clears setuid/setgid itself, and the chmod after it sets the
         // bits that stay. Only root may give a file away; for anyone else the chown is a
         // no-op or refused, and the new file stays theirs.
-        await handle.chown(kept.uid, kept.gid).catch(() => {});
-        await handle.chmod(kept.mode & KEPT_MODE_BITS);
+        try {
+          fchownSync(fd, kept.uid, kept.gid);
+        } catch { /* not ours to give away */ }
+        fchmodSync(fd, kept.mode & KEPT_MODE_BITS);
       }
       // Synced before it is named, unless it replaces a file on a file system that orders
       // the data before the rename itself (`_replace_durability.ts`).
       if (kept === undefined || workspace.replaceSafeDevices?.includes(kept.dev) !== true) {
-        await handle.datasync();
+        await new Promise<void>((resolve, reject) =>
+          fdatasync(fd, (error) => error ? reject(error) : resolve())
+        );
       }
     } finally {
-      await handle.close();
+      closeSync(fd);
     }
     signal.throwIfAborted();
-    await Deno.rename(temp, real);
+    // deno-lint-ignore no-sync-fn-in-async-fn -- on purpose, see above
+    Deno.renameSync(temp, real);
     renamed = true;
   } catch (error) {
     if (error instanceof ToolError || signal.aborted) throw error;
     throw new ToolError(tool, `${tool}: ${pathError("write", path, error)}`, { cause: error });
   } finally {
-    if (!renamed) await Deno.remove(temp).catch(() => {});
+    if (!renamed) {
+      try {
+        // deno-lint-ignore no-sync-fn-in-async-fn -- on purpose, see above
+        Deno.removeSync(temp);
+      } catch { /* never made, or gone */ }
+    }
   }
   removeStale(dirname(real));
 }

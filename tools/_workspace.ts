@@ -168,8 +168,9 @@ export function openConfinedFdSync(
   real: string,
   workspace: Workspace,
   flags: number,
+  mode?: number,
 ): number {
-  const fd = openSync(real, flags);
+  const fd = openSync(real, flags, mode);
   try {
     proveOpenedSync(tool, path, fd, real, workspace);
     return fd;
