@@ -359,7 +359,8 @@ export function openSessionStore(path: string): SessionStore {
       }
     },
     close() {
-      // Every call has waited for its sync by now (a turn ends after its calls).
+      // A sync still under way (a reply whose calls were all read-only, which do not wait for
+      // it) may fail once its file is closed: nothing waits for it any more.
       log?.close();
       log = undefined;
       if (db.isOpen) db.close();
