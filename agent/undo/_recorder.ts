@@ -509,8 +509,10 @@ export function createUndoRecorder(options: UndoRecorderOptions): UndoRecorder {
       if (readOnly || current === undefined) return call();
       const path = (input as { path?: unknown } | null)?.path;
       // A tool that writes the file its `path` names (write, edit, by its facts): that file.
-      if (factsOf(tool)?.path === "write" && typeof path === "string" && path[0] === "/") {
-        return aroundFile(path, call);
+      // Without an absolute `path` it refuses the call before touching anything, so there is
+      // nothing to keep (a scan of the whole tree would be all the call cost).
+      if (factsOf(tool)?.path === "write") {
+        return typeof path === "string" && path[0] === "/" ? aroundFile(path, call) : call();
       }
       return aroundScan(tool, call);
     },

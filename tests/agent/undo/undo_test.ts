@@ -243,6 +243,23 @@ Deno.test("a write's record is final once its turn ends: undo refuses over a lat
   assertEquals(await Deno.readTextFile(f), "one");
 });
 
+Deno.test("a write or edit without an absolute path scans nothing (the tool refuses it untouched)", async () => {
+  await using ws = await undoBench("rousseau-undo-");
+  await Deno.writeTextFile(ws.path("f"), "one");
+  const inputs = [{ path: "f", content: "x" }, { content: "x" }, {
+    path: "f",
+    "old_string": "one",
+    "new_string": "two",
+  }];
+  for (const [i, input] of inputs.entries()) {
+    const tool = "old_string" in input ? "edit" : "write";
+    await turn(ws.recorder, i + 1, tool, input, () => Promise.resolve());
+  }
+  // No walk of the workspace was kept, and no turn has a record (nothing was kept).
+  assertEquals(ws.store.readMirror(mirrorKey([ws.root])), undefined);
+  assertEquals(ws.store.listTurns("s1"), []);
+});
+
 Deno.test("a call whose process died is settled from the mirror by the next holder", async () => {
   await using ws = await undoBench("rousseau-undo-");
   await Deno.writeTextFile(ws.path("f"), "one");
