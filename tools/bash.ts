@@ -160,7 +160,7 @@ export function createBashTool(): Tool<BashInput> {
       const fields = parseFields(NAME, raw, { command: "string" });
       return { command: requireNonEmpty(NAME, fields, "command") };
     },
-    execute: runCommand,
+    execute: runRetryingSetUp,
   });
 }
 
@@ -375,6 +375,24 @@ function shellArgv(
   ];
 }
 
+/** A sandbox set-up that failed before the command ran (see `setupFailure`). */
+class SetUpFailure extends ToolError {}
+
+/**
+ * Runs the call, and runs it once more if its sandbox set-up failed: the command never ran, so
+ * nothing was changed, and a set-up fails for reasons that pass (a mount on the host that went
+ * away while bwrap bound the host's tree, a moment short of processes or memory). A second
+ * failure is the result.
+ */
+async function runRetryingSetUp(input: BashInput, context: ToolContext): Promise<string> {
+  try {
+    return await runCommand(input, context);
+  } catch (error) {
+    if (!(error instanceof SetUpFailure) || context.signal.aborted) throw error;
+    return await runCommand(input, context);
+  }
+}
+
 async function runCommand(input: BashInput, context: ToolContext): Promise<string> {
   const { sandbox, workspace, signal } = context;
   if (sandbox?.overlay === undefined) return await runShell(input, context);
@@ -536,7 +554,7 @@ function setupFailure(
   stderr: string,
   stdout: string,
   prepared: PreparedOverlay | undefined,
-): ToolError {
+): SetUpFailure {
   const said = [
     ...stderr.split("\n"),
     ...(prepared === undefined ? [] : [setupProblem(prepared) ?? ""]),
@@ -547,7 +565,7 @@ function setupFailure(
     : `exit status ${status.code}`;
   // The set-up's words first, as a command's output comes before its status; the last line
   // says what happened (a preview's withheld note quotes it).
-  return new ToolError(
+  return new SetUpFailure(
     NAME,
     withLine(
       said.join("\n"),

@@ -153,6 +153,35 @@ Deno.test("bash says the sandbox set-up failed when the tool worker's set-up sta
   assertEquals(await Array.fromAsync(Deno.readDir(s.root)), []);
 });
 
+Deno.test("bash runs the command when its sandbox set-up fails once and then works", async () => {
+  await using s = await seat();
+  // A bwrap that fails the first time it runs (as when a mount of the host goes away while
+  // bwrap binds the host's tree), then is the real one. Reachable by the unprivileged shell.
+  const dir = await Deno.makeTempDir({ prefix: "rousseau-setup-once-" });
+  try {
+    await Deno.chmod(dir, 0o755);
+    const marks = join(dir, "marks");
+    await Deno.mkdir(marks);
+    await Deno.chmod(marks, 0o777);
+    for (const [n, [shape, sandbox]] of Object.entries(shapes(s.sandbox)).entries()) {
+      const fake = join(dir, `bwrap-${n}`);
+      await Deno.writeTextFile(
+        fake,
+        `#!/bin/sh\nif mkdir ${marks}/${n} 2>/dev/null; then\n` +
+          `  echo "bwrap: Can't bind mount /oldroot/ on /newroot/: gone" >&2; exit 1\nfi\n` +
+          `exec ${s.sandbox.bwrap} "$@"\n`,
+      );
+      await Deno.chmod(fake, 0o755);
+      const result = await inProcess(s.root, { ...sandbox, bwrap: fake }, "echo ran");
+      assertEquals(result, { output: "ran\n", isError: false }, shape);
+      // It did fail once.
+      assertEquals((await Deno.stat(join(marks, `${n}`))).isDirectory, true, shape);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("bash keeps the command's own exit status when the command fails like a set-up would", async () => {
   await using s = await seat();
   // The command prints what bwrap would, on stderr and on stdout, and exits 1 itself.
