@@ -12,10 +12,10 @@
 import { closeSync, constants, fstatSync, openSync, type Stats } from "node:fs";
 import { open as openFile } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
-import { ToolError } from "./define.ts";
+import { ToolError } from "./tool_error.ts";
 import { isNotFound } from "./_os_error.ts";
 import { isInside, isProtected, isProtectedInode, outside, protectedError } from "./_paths.ts";
-import type { Workspace } from "./types.ts";
+import type { Workspace } from "./data_types.ts";
 import type { OpenedProof } from "./_later_proofs.ts";
 
 export {

@@ -389,8 +389,21 @@ async function runRetryingSetUp(input: BashInput, context: ToolContext): Promise
     return await runCommand(input, context);
   } catch (error) {
     if (!(error instanceof SetUpFailure) || context.signal.aborted) throw error;
-    return await runCommand(input, context);
+    const sandbox = context.sandbox && withoutGone(context.sandbox, error);
+    return await runCommand(input, sandbox === undefined ? context : { ...context, sandbox });
   }
+}
+
+/**
+ * `sandbox` without the hidden path bwrap could not make a mount point for, as `failure`
+ * says: its directory is gone from the host (a socket's server removed it after the call's
+ * list was made), so there is nothing there to hide. Anything else is kept as it was.
+ */
+function withoutGone(sandbox: Sandbox, failure: SetUpFailure): Sandbox {
+  const gone = /^bwrap: Can't (?:mkdir parents for|create file at) (\/.*?): /m
+    .exec(failure.message)?.[1];
+  if (gone === undefined) return sandbox;
+  return { ...sandbox, hide: sandbox.hide.filter((h) => h.path !== gone) };
 }
 
 async function runCommand(input: BashInput, context: ToolContext): Promise<string> {

@@ -331,20 +331,14 @@ export function openUndoStore(
   };
   /** `usage.json` was brought to its fixed size by this process. */
   let sized = false;
-  /**
-   * Writes `usage.json` in place: `objects` (null: no count) as JSON padded to
-   * {@linkcode USAGE_BYTES}. One write at offset 0 of a few bytes lands whole or not at all
-   * for a process killed meanwhile; anything unreadable is recounted anyway.
-   */
+  /** `usage.json` in place (null: no count): one small write at 0, whole or not at all. */
   const writeUsage = (objects: number | null) => {
-    const text = `${JSON.stringify({ objects }).padEnd(USAGE_BYTES - 1)}\n`;
+    const text = JSON.stringify({ objects }).padEnd(USAGE_BYTES - 1);
+    const bytes = new TextEncoder().encode(`${text}\n`);
     using file = Deno.openSync(usagePath, { write: true, create: true, mode: 0o600 });
-    const bytes = new TextEncoder().encode(text);
     if (file.writeSync(bytes) !== bytes.length) throw new Error("undo: short write of usage.json");
-    if (!sized) {
-      file.truncateSync(USAGE_BYTES); // a longer file of an older version would keep its tail
-      sized = true;
-    }
+    if (!sized) file.truncateSync(USAGE_BYTES); // an older version's longer file loses its tail
+    sized = true;
   };
   /** Before the objects change: a holder killed from here on leaves no stale count behind. */
   const markDirty = () => {

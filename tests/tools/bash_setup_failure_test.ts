@@ -182,6 +182,18 @@ Deno.test("bash runs the command when its sandbox set-up fails once and then wor
   }
 });
 
+Deno.test("bash runs the command when a path it hides is gone with its directory before bwrap starts", async () => {
+  await using s = await seat();
+  // As a socket's server that removed its directory after the call's list of hidden paths
+  // was made (tools/_sockets.ts): bwrap cannot make the mount point, in a read-only root.
+  const gone = `/var/tmp/rousseau-gone-${crypto.randomUUID()}/late.sock`;
+  for (const [shape, sandbox] of Object.entries(shapes(s.sandbox))) {
+    const hide = [...sandbox.hide, { path: gone, kind: "file" as const }];
+    const result = await inProcess(s.root, { ...sandbox, hide }, "echo ran");
+    assertEquals(result, { output: "ran\n", isError: false }, shape);
+  }
+});
+
 Deno.test("bash keeps the command's own exit status when the command fails like a set-up would", async () => {
   await using s = await seat();
   // The command prints what bwrap would, on stderr and on stdout, and exits 1 itself.

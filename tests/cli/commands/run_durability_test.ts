@@ -3,6 +3,7 @@
  * anything, seen from the outside: the real CLI under strace against a loopback model.
  */
 
+import { join } from "node:path";
 import { assert, assertEquals } from "../../_helpers/assert.ts";
 import { CLI_ARGS, REPO, TEST_HOME } from "../../_helpers/cli.ts";
 import { startFakeAnthropic } from "../../_helpers/fake_providers.ts";
@@ -18,8 +19,12 @@ Deno.test("run: a reply asking for a write is synced to disk before the write to
   ]);
   const state = await Deno.makeTempDir({ dir: TEST_HOME, prefix: "durable-" });
   try {
+    // The trace goes to a file of its own: on stderr, the CLI's lines would split its lines.
+    const traced = join(state, "trace");
     const out = await new Deno.Command("strace", {
       args: [
+        "-o",
+        traced,
         "-f",
         "-y",
         "-tt",
@@ -54,8 +59,8 @@ Deno.test("run: a reply asking for a write is synced to disk before the write to
       stdout: "piped",
       stderr: "piped",
     }).output();
-    const trace = new TextDecoder().decode(out.stderr);
-    assertEquals(out.code, 0, trace.slice(-3000));
+    const trace = await Deno.readTextFile(traced);
+    assertEquals(out.code, 0, new TextDecoder().decode(out.stderr).slice(-3000));
     assertEquals(await Deno.readTextFile(file), "again\n");
     // Each write opens a temporary file beside its target. Before the k-th, the session's
     // log (sessions.db-wal) has been synced k times since the first request to the model,
