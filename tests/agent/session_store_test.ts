@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import { INTERRUPTED, openSessionStore } from "../../agent/session_store.ts";
 import type { Message } from "../../providers/types.ts";
+import { callsBetweenMarks } from "../_helpers/strace_marks.ts";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { fill, smallDisk } from "../_helpers/small_disk.ts";
 
@@ -146,31 +147,8 @@ async function syncsPerAppend(messages: readonly Message[]): Promise<number[]> {
     Deno.stderr.writeSync(new TextEncoder().encode("MARK\\n"));
     store.close();
   `;
-  const out = await new Deno.Command("strace", {
-    args: [
-      "-f",
-      "-e",
-      "trace=fsync,fdatasync,write",
-      "-e",
-      "signal=none",
-      Deno.execPath(),
-      "eval",
-      script,
-    ],
-    stdout: "null",
-    stderr: "piped",
-  }).output();
-  const trace = new TextDecoder().decode(out.stderr);
-  assert(out.success, trace.slice(-2000));
-  // Counts of fsync/fdatasync between the markers: one per append.
-  const counts: number[] = [];
-  for (const line of trace.split("\n")) {
-    if (/write\(2, "MARK\\n"/.test(line)) counts.push(0);
-    else if (/\b(fsync|fdatasync)\(/.test(line) && counts.length > 0) {
-      counts[counts.length - 1]!++;
-    }
-  }
-  return counts.slice(0, messages.length);
+  // One fsync or fdatasync per append that must reach the disk.
+  return await callsBetweenMarks(script, /\bf(data)?sync\(/);
 }
 
 Deno.test("session store: a reply asking for tool calls is on disk before the calls run; other messages wait for the next sync", async () => {

@@ -7,7 +7,8 @@
 
 import { join } from "node:path";
 import { deviceNumber, replaceSafeDevices } from "../../tools/_replace_durability.ts";
-import { assert, assertEquals } from "../_helpers/assert.ts";
+import { assertEquals } from "../_helpers/assert.ts";
+import { callsBetweenMarks } from "../_helpers/strace_marks.ts";
 import { tmpWorkspace } from "../_helpers/tmp_workspace.ts";
 
 const MOD = new URL("../../mod.ts", import.meta.url).href;
@@ -61,22 +62,7 @@ async function syncsPerCall(
     }
     Deno.stderr.writeSync(new TextEncoder().encode("MARK\\n"));
   `;
-  const out = await new Deno.Command("strace", {
-    args: ["-f", "-y", "-e", "trace=fdatasync,fsync,write", "-e", "signal=none"]
-      .concat([Deno.execPath(), "eval", script]),
-    stdout: "null",
-    stderr: "piped",
-  }).output();
-  const trace = new TextDecoder().decode(out.stderr);
-  assert(out.success, trace.slice(-2000));
-  const counts: number[] = [];
-  for (const line of trace.split("\n")) {
-    if (/write\(2<[^>]*>, "MARK\\n"/.test(line)) counts.push(0);
-    else if (/\bf(data)?sync\(\d+<[^>]*\.rousseau\.tmp>/.test(line) && counts.length > 0) {
-      counts[counts.length - 1]!++;
-    }
-  }
-  return counts.slice(0, calls.length);
+  return await callsBetweenMarks(script, /\bf(data)?sync\(\d+<[^>]*\.rousseau\.tmp>/);
 }
 
 Deno.test("write and edit sync a replacement before naming it unless its file system orders the data; a new file always", async () => {
