@@ -104,13 +104,17 @@ export interface PreparedOverlay {
   /**
    * As root: what `program` must be given on its stdin (which then ends) to run the call —
    * the scratch directory, bwrap's argv (as `argv` takes it) and the seccomp filter bwrap
-   * loads. Absent otherwise: stdin carries only the filter (`spawnSandboxed`).
+   * loads. With `direct`, bwrap's arguments read the filter at descriptor 3 and say how the
+   * command ended at 4 (`DIRECT_FDS` in `_sandbox.ts`), and `wrap` must leave them as they are:
+   * bwrap runs the command itself (see `_overlay_root.ts`). Absent otherwise: stdin carries
+   * only the filter (`spawnSandboxed`).
    */
   input?(
     bwrap: string,
     bwrapArgs: readonly string[],
     wrap: ((exec: readonly string[]) => string[]) | undefined,
     filter: Uint8Array | undefined,
+    direct?: boolean,
   ): Uint8Array;
 }
 
@@ -260,13 +264,15 @@ export function prepareOverlay(
         bwrapArgs: readonly string[],
         wrap: ((exec: readonly string[]) => string[]) | undefined,
         filter: Uint8Array | undefined,
+        direct = false,
       ) => {
         const plain = [bwrap, ...bwrapArgs];
         const dropping = [...dropArgv(identity), ...plain];
         const wrapped = wrap?.(dropping) ?? dropping;
         const same = wrapped.length === dropping.length &&
           wrapped.every((arg, i) => arg === dropping[i]);
-        return rootOverlayCall(dir, same, same ? plain : wrapped, filter);
+        if (direct && !same) throw new Error("bwrap cannot run the command itself when wrapped");
+        return rootOverlayCall(dir, direct, same, same ? plain : wrapped, filter);
       },
     }),
   };

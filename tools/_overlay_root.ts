@@ -20,19 +20,26 @@
  *    not on the call's time) and waits for its part of the call on a pipe; then waits for the
  *    call on stdin.
  *
- * The call, read on stdin until it ends: the scratch directory, `1` to drop to the shell's ids
+ * The call, read on stdin until it ends: the scratch directory; `1` when the argv is bwrap's
+ * own, told to read the seccomp filter at descriptor 3 and to say at descriptor 4 how the
+ * command ended (`--json-status-fd`, which bwrap writes only once the command was started: its
+ * set-up is done), `0` when the argv's shell says so itself; `1` to drop to the shell's ids
  * before the exec (`0` when the argv drops itself: the network set-up runs as root and drops
- * later), the argv (its length, then each argument), each field ending in a NUL byte; then
- * the seccomp filter bwrap loads, if any.
+ * later); the argv (its length, then each argument); each field ending in a NUL byte; then the
+ * seccomp filter bwrap loads, if any.
  * 5. mounts the roots' clones as the lower layers in the scratch directory and each root's
  *    overlay over the root itself (only now: a change below a mounted overlay is undefined
  *    for overlayfs), writes `ready`, and hands the runner the rest of the call;
- * 6. the runner: stdin the filter (bwrap `--seccomp 0` reads it; the command's own stdin
- *    is then /dev/null: `bash.ts` redirects it) or /dev/null; it drops to the shell's uid and
- *    gid with no other groups (when asked) and execs the argv (bwrap);
+ * 6. the runner: with bwrap's own argv, stdin /dev/null, stderr its stdout (the command's
+ *    output: bwrap's own failures land there too, and only there), the filter at descriptor 3
+ *    and the status channel at 4 (bwrap closes both before the command runs); otherwise stdin
+ *    the filter (bwrap `--seccomp 0` reads it; the command's own stdin is then /dev/null:
+ *    `bash.ts` redirects it) or /dev/null. It drops to the shell's uid and gid with no other
+ *    groups (when asked) and execs the argv (bwrap);
  * 7. once it has ended (bwrap returns only when its PID namespace is gone: nothing the command
- *    started is alive), writes each root's deletion listing, exactly as `_overlay.ts`'s shell
- *    does, closes its output, says the runner's status (128 + n for a signal, as a shell says
+ *    started is alive), with bwrap's own argv writes the set-up's end mark (its argument) on
+ *    stderr when bwrap said how the command ended (see `STARTED` in `bash.ts`), writes each
+ *    root's deletion listing, exactly as `_overlay.ts`'s shell does, closes its output, says the runner's status (128 + n for a signal, as a shell says
  *    it) to the parent and exits with it; the parent waits for it (see there) and exits with
  *    its status. Nothing of the command is alive by then.
  *
@@ -47,6 +54,14 @@
 import { type ShellIdentity, TREES_PERL, treeSpecs } from "./_identity.ts";
 
 /**
+ * What the set-up writes on its stderr once the command was started: every namespace, mount,
+ * filter and cgroup in place. Written by the shell inside the sandbox just before it runs the
+ * command, or, when bwrap runs the command itself, by this program once bwrap said how the
+ * command ended (see `bash.ts`, which reads it).
+ */
+export const SET_UP_DONE = "rousseau-bash-set-up-done";
+
+/**
  * The system calls the program makes besides `unshare(2)` and `mount(2)`, per CPU: the CPUs of
  * `SYSTEM_CALLS` (an unprivileged shell is set up on no other).
  */
@@ -57,16 +72,18 @@ const CALLS: Readonly<
     readonly setgroups: number;
     readonly setresgid: number;
     readonly setresuid: number;
+    readonly dup3: number;
   }>
 > = {
-  "x86_64": { prctl: 157, setsid: 112, setgroups: 116, setresgid: 119, setresuid: 117 },
-  aarch64: { prctl: 167, setsid: 157, setgroups: 159, setresgid: 149, setresuid: 147 },
+  "x86_64": { prctl: 157, setsid: 112, setgroups: 116, setresgid: 119, setresuid: 117, dup3: 292 },
+  aarch64: { prctl: 167, setsid: 157, setgroups: 159, setresgid: 149, setresuid: 147, dup3: 24 },
 };
 
 /**
  * The perl program. Arguments: the shell's uid and gid; the numbers of `unshare(2)`,
- * `mount(2)`, `prctl(2)`, `setsid(2)`, `setgroups(2)`, `setresgid(2)`, `setresuid(2)`; the
- * pids cgroup's member list the runner joins ("" for none); how many roots; how many trees;
+ * `mount(2)`, `prctl(2)`, `setsid(2)`, `setgroups(2)`, `setresgid(2)`, `setresuid(2)`,
+ * `dup3(2)`; the set-up's end mark; the pids cgroup's member list the runner joins ("" for
+ * none); how many roots; how many trees;
  * the tree specs (see `TREES_PERL`; the last one per root, its lower layer, with no mount point
  * yet); per root its path and `<device>:<inode>` (`-`: not checked, numbers past 2^53 that
  * JavaScript cannot hold exactly).
@@ -80,8 +97,8 @@ export const OVERLAY_ROOT_PERL = String.raw`
 use strict;
 # No modules (POSIX alone costs 20 ms a start): plain exit, and close through a handle.
 $| = 1;
-my ($uid, $gid, $unshare, $mount, $prctl, $setsid, $setgroups, $setresgid, $setresuid, $procs,
-  $nroots, $n) = splice(@ARGV, 0, 12);
+my ($uid, $gid, $unshare, $mount, $prctl, $setsid, $setgroups, $setresgid, $setresuid, $dup3,
+  $mark, $procs, $nroots, $n) = splice(@ARGV, 0, 14);
 my $dir;
 sub fail { print "bash: the unprivileged shell could not be set up: $_[0]\n"; exit(125) }
 sub broke {
@@ -151,6 +168,8 @@ place_tree($_) for @trees;
 # failed) ends it silently. It dies with the init (the PID namespace's end), and takes the
 # parent-death signal itself too.
 pipe(my $go_r, my $go_w) or fail("pipe: $!");
+# What bwrap says of the command (--json-status-fd): an exit code only once it was started.
+pipe(my $status_r, my $status_w) or fail("pipe: $!");
 my $runner = fork() // fail("fork: $!");
 if ($runner == 0) {
   close $go_w;
@@ -173,10 +192,27 @@ if ($runner == 0) {
     $at = $end + 1;
     return $value;
   };
-  my ($drop, $argc) = ($field->(), $field->());
+  my ($direct, $drop, $argc) = ($field->(), $field->(), $field->());
   my @argv = map { $field->() } 1 .. $argc;
   my $filter = substr($part, $at);
-  if (length $filter) {
+  # Each handle's descriptor copied to exactly the number bwrap is told, without close-on-exec
+  # (copied above 9 first, so no source is one of the targets).
+  my $place = sub {
+    my ($h, $to) = @_;
+    my $high = fcntl($h, 1030, 10) or fail("fcntl: $!");
+    syscall($dup3, $high + 0, $to, 0) == $to or fail("dup3: $!");
+  };
+  if ($direct) {
+    close $status_r;
+    $place->($status_w, 4);
+    if (length $filter) {
+      pipe(my $filter_r, my $filter_w) or fail("pipe: $!");
+      syswrite($filter_w, $filter) == length($filter) or fail("the seccomp filter: $!");
+      close $filter_w;
+      $place->($filter_r, 3);
+    }
+    open(STDERR, ">&", \*STDOUT) or fail("stderr: $!");
+  } elsif (length $filter) {
     # A few hundred bytes: they fit the pipe. bwrap reads it (--seccomp 0); the command's own
     # stdin is then /dev/null (bash.ts redirects it).
     pipe(my $filter_r, my $filter_w) or fail("pipe: $!");
@@ -193,6 +229,7 @@ if ($runner == 0) {
   exec { $argv[0] } @argv or fail("$argv[0]: $!");
 }
 close $go_r;
+close $status_w;
 # The call.
 my $call = do { local $/; <STDIN> };
 close STDIN;
@@ -200,6 +237,7 @@ exit(125) unless defined $call && length $call;
 my $cut = index($call, "\0");
 $cut >= 0 or fail("the call is cut short");
 $dir = substr($call, 0, $cut);
+my $direct = substr($call, $cut + 1, 1) eq "1";
 place_tree([$lower[$_][0], "$dir/$_/l"]) for 0 .. $#roots;
 for my $i (0 .. $#roots) {
   my $r = $roots[$i];
@@ -229,6 +267,11 @@ for (my $at = $cut + 1; $at < length $call;) {
 close $go_w;
 waitpid($runner, 0) == $runner or fail("wait: $!");
 my $rc = ($? & 127) ? 128 + ($? & 127) : $? >> 8;
+if ($direct) {
+  my $said = do { local $/; <$status_r> };
+  print STDERR "$mark\n" if defined $said && $said =~ /"exit-code"/;
+}
+close $status_r;
 sub names {
   my $h;
   opendir($h, $_[0]) or die "$_[0]: $!\n";
@@ -299,6 +342,8 @@ export function rootOverlayArgs(
     String(calls.setgroups),
     String(calls.setresgid),
     String(calls.setresuid),
+    String(calls.dup3),
+    SET_UP_DONE,
     procs ?? "",
     String(roots.length),
     String(specs.length / 5),
@@ -314,16 +359,18 @@ function rootId(root: string): string {
 }
 
 /**
- * The call, as the program reads it on stdin: the scratch directory `dir`, whether to drop to
- * the shell's ids, the argv, the seccomp filter.
+ * The call, as the program reads it on stdin: the scratch directory `dir`, whether the argv is
+ * bwrap's own with the filter at descriptor 3 and the status channel at 4 (`direct`), whether
+ * to drop to the shell's ids, the argv, the seccomp filter.
  */
 export function rootOverlayCall(
   dir: string,
+  direct: boolean,
   drop: boolean,
   argv: readonly string[],
   filter: Uint8Array | undefined,
 ): Uint8Array {
-  const fields = [dir, drop ? "1" : "0", String(argv.length), ...argv];
+  const fields = [dir, direct ? "1" : "0", drop ? "1" : "0", String(argv.length), ...argv];
   for (const field of fields) {
     if (field.includes("\0")) throw new Error("an argument holds a NUL byte");
   }

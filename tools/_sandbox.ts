@@ -264,24 +264,37 @@ export function spawnSandboxed(
 }
 
 /**
- * Writes `bytes` to the child's stdin, then closes it. A filter is a few hundred bytes: it fits
- * the pipe, so this never waits on bwrap; a call's input is read whole before anything runs.
+ * Writes `bytes` to the child's stdin, then closes it; settles once closed (or failed: a child
+ * gone early has nothing to read). A filter is a few hundred bytes: it fits the pipe, so this
+ * never waits on bwrap; a call's input is read whole, up to the end of stdin, before anything
+ * runs, so the close is on the call's time.
  */
-export function feed(child: Deno.ChildProcess, bytes: Uint8Array): void {
+export function feed(child: Deno.ChildProcess, bytes: Uint8Array): Promise<void> {
   const writer = child.stdin.getWriter();
-  writer.write(bytes).then(() => writer.close()).catch(() => {});
+  return writer.write(bytes).then(() => writer.close()).catch(() => {});
 }
+
+/**
+ * Where bwrap reads the seccomp filter and says how the command ended (`--json-status-fd`,
+ * which reports an exit code only once the command was started) when it runs the command
+ * itself, with no shell before it to say so: the root overlay's runner puts them there (see
+ * `_overlay_root.ts`), and bwrap closes both before the command runs.
+ */
+export const DIRECT_FDS = { seccomp: "3", status: "4" } as const;
 
 /**
  * The bwrap arguments that run `argv` inside the sandbox, in `cwd`. With a pids limit, the
  * cgroup's member list is the only writable file of the cgroup tree inside; `argv` must
  * write its own pid there first (`bash.ts` does), so every process it starts is counted.
+ * With `direct`, the filter and the status channel are at `DIRECT_FDS`; otherwise the filter
+ * is on stdin.
  */
 export function sandboxArgs(
   sandbox: Sandbox,
   roots: readonly string[],
   cwd: string,
   argv: readonly string[],
+  direct = false,
 ): string[] {
   const args = [
     "--ro-bind",
@@ -336,7 +349,8 @@ export function sandboxArgs(
     // whose link the command waits for (the number is put in by `_usernet.ts`).
     ...(sandbox.network ? [] : ["--unshare-net"]),
     ...(sandbox.network && sandbox.userNet !== undefined ? ["--block-fd", READY_FD] : []),
-    ...(sandbox.seccomp === undefined ? [] : ["--seccomp", "0"]),
+    ...(sandbox.seccomp === undefined ? [] : ["--seccomp", direct ? DIRECT_FDS.seccomp : "0"]),
+    ...(direct ? ["--json-status-fd", DIRECT_FDS.status] : []),
     "--die-with-parent",
     "--new-session",
     "--chdir",

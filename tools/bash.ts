@@ -44,6 +44,7 @@ import {
 } from "./_overlay.ts";
 import { formatDuration } from "./_duration.ts";
 import { SCOPE_ABSTRACT_PERL } from "./_landlock.ts";
+import { SET_UP_DONE } from "./_overlay_root.ts";
 import { findReaper, JOIN_SLOT, reap, type Slot, takeSlot } from "./_reaper.ts";
 import { DEFAULT_BASH_MAX_OUTPUT_BYTES, DEFAULT_BASH_TIMEOUT_MS } from "./limits.ts";
 import type { Tool, ToolContext } from "./types.ts";
@@ -63,14 +64,16 @@ const DRAIN_GRACE_MS = 500;
 /** Size of the one buffer output is read into. */
 const READ_BUFFER_BYTES = 65_536;
 /**
- * What the shell inside the sandbox writes on stderr once the set-up is done (every namespace,
- * mount, filter and cgroup in place), just before it runs the command. stderr is the set-up's
- * own: everything before the shell (perl, setpriv, unshare, bwrap) writes its failures there,
- * and the command cannot write to it (the shell has joined it to stdout by then). Its absence
- * after a normal exit means the command never ran: the status is the set-up's, not the
- * command's.
+ * What the set-up writes on stderr once it is done (every namespace, mount, filter and cgroup
+ * in place): the shell inside the sandbox, just before it runs the command, or, when bwrap
+ * runs the command itself (as root under the overlay), the root overlay's program once bwrap
+ * said it had started the command. stderr is the set-up's own: everything before the shell
+ * (perl, setpriv, unshare, bwrap) writes its failures there, or on stdout when nothing comes
+ * between bwrap and the command; the command cannot write to it (the shell has joined it to
+ * stdout by then, or it never had it). Its absence after a normal exit means the command never
+ * ran: the status is the set-up's, not the command's.
  */
-const STARTED = "rousseau-bash-set-up-done";
+const STARTED = SET_UP_DONE;
 /** How much of the set-up's stderr is kept for the report. */
 const SETUP_TEXT_BYTES = 8192;
 
@@ -509,14 +512,25 @@ async function runShell(
     : [undefined, undefined];
   signal.throwIfAborted();
   const slot = reaper === undefined ? undefined : takeSlot(reaper);
-  const shell = shellArgv(command, setsid, sandbox, slot);
+  // As root under the overlay with nothing to do between bwrap and the command (no cgroup to
+  // join from inside, no Landlock scope, no network set-up around bwrap), bwrap runs the
+  // command itself and the set-up says whether it started it (see `DIRECT_FDS`): one shell
+  // start fewer per call.
+  const direct = sandbox !== undefined && prepared?.input !== undefined &&
+    procsToJoinInside(sandbox) === undefined &&
+    !(sandbox.network && (sandbox.scopeAbstract !== undefined || sandbox.userNet !== undefined));
+  const shell = direct ? [SHELL, "-c", "--", command] : shellArgv(command, setsid, sandbox, slot);
   const wrap = (exec: readonly string[]) => withNetwork(sandbox!, exec);
   const { program, args } = sandbox === undefined
     ? { program: SHELL, args: shell.slice(1) }
     : prepared !== undefined
     ? {
       program: prepared.program,
-      args: prepared.argv(sandbox.bwrap, sandboxArgs(sandbox, workspace.roots, cwd, shell), wrap),
+      args: prepared.argv(
+        sandbox.bwrap,
+        sandboxArgs(sandbox, workspace.roots, cwd, shell, direct),
+        wrap,
+      ),
     }
     : sandboxCommand(sandbox, workspace.roots, cwd, shell);
   const options: Omit<Deno.CommandOptions, "stdin"> = {
@@ -540,15 +554,17 @@ async function runShell(
     // started now, beside this one: calls that follow each other at once find it ready.
     const input = prepared.input(
       sandbox.bwrap,
-      sandboxArgs(sandbox, workspace.roots, cwd, shell),
+      sandboxArgs(sandbox, workspace.roots, cwd, shell, direct),
       wrap,
       sandbox.seccomp,
+      direct,
     );
     const key = JSON.stringify([program, options.args, options.cwd, options.env]);
     const start = () => new Deno.Command(program, { ...options, stdin: "piped" }).spawn();
     child = takeParked(key) ?? start();
-    feed(child, input);
-    park(key, start);
+    // Parked only once the call is handed over: starting a process holds this thread for
+    // milliseconds, and the set-up reads the call up to the end of its stdin.
+    feed(child, input).then(() => park(key, start));
   } else {
     child = sandbox === undefined
       ? new Deno.Command(program, { ...options, stdin: "null" }).spawn()

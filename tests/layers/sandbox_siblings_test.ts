@@ -138,6 +138,17 @@ Deno.test("no descriptor of rousseau's leaks in: no file, socket or directory is
   assert(targets.every((t) => /^(\/dev\/null|pipe:\[\d+\])$/.test(t)), run.stdout);
 });
 
+Deno.test("the command holds none of the set-up's descriptors: not the filter's, not bwrap's status channel", async () => {
+  await using s = await seat();
+  // As root under the overlay bwrap runs the command itself, told to read the seccomp filter
+  // at descriptor 3 and to report the command's end at 4 (`DIRECT_FDS`): it must close both
+  // before the command runs, or the command could write a status of its own.
+  const run = await s.bash(
+    'for n in 3 4 5 6 7 8 9; do [ -e "/proc/$$/fd/$n" ] && echo "open: $n"; done; echo checked',
+  );
+  assertEquals(run.stdout, "checked\n", run.stderr);
+});
+
 Deno.test("killing everything inside does not touch rousseau: the call returns", async () => {
   await using s = await seat();
   // kill(-1) reaches every process the shell may signal: inside the PID namespace, that is
