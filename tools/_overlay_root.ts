@@ -20,7 +20,8 @@
  *    not on the call's time) and waits for its part of the call on a pipe; then waits for the
  *    call on stdin.
  *
- * The call, read on stdin until it ends: the scratch directory; `1` when the argv is bwrap's
+ * The call, on stdin: its length in bytes and a NUL byte, then (read as soon as it is all
+ * there, not when stdin ends) the scratch directory; `1` when the argv is bwrap's
  * own, told to read the seccomp filter at descriptor 3 and to say at descriptor 4 how the
  * command ended (`--json-status-fd`, which bwrap writes only once the command was started: its
  * set-up is done), `0` when the argv's shell says so itself; `1` to drop to the shell's ids
@@ -251,10 +252,20 @@ if ($runner == 0) {
 }
 close $go_r;
 close $status_w;
-# The call.
-my $call = do { local $/; <STDIN> };
+# The call: its length, a NUL byte, then the call itself. stdin ending first (a chain parked
+# and never used, or a caller gone) ends this silently.
+my ($call, $want) = ("");
+while (!defined $want || length($call) < $want) {
+  sysread(STDIN, $call, 65536, length $call) or exit(125);
+  my $end = defined $want ? -1 : index($call, "\0");
+  if ($end >= 0) {
+    $want = substr($call, 0, $end);
+    $want =~ /^[0-9]+$/ or fail("the call's length is not a number");
+    $call = substr($call, $end + 1);
+  }
+}
 close STDIN;
-exit(125) unless defined $call && length $call;
+exit(125) unless length $call;
 my $cut = index($call, "\0");
 $cut >= 0 or fail("the call is cut short");
 $dir = substr($call, 0, $cut);
@@ -381,9 +392,9 @@ function rootId(root: string): string {
 }
 
 /**
- * The call, as the program reads it on stdin: the scratch directory `dir`, whether the argv is
- * bwrap's own with the filter at descriptor 3 and the status channel at 4 (`direct`), whether
- * to drop to the shell's ids, the argv, the seccomp filter.
+ * The call, as the program reads it on stdin: its length, then the scratch directory `dir`,
+ * whether the argv is bwrap's own with the filter at descriptor 3 and the status channel at 4
+ * (`direct`), whether to drop to the shell's ids, the argv, the seccomp filter.
  */
 export function rootOverlayCall(
   dir: string,
@@ -397,8 +408,11 @@ export function rootOverlayCall(
     if (field.includes("\0")) throw new Error("an argument holds a NUL byte");
   }
   const head = new TextEncoder().encode(fields.map((f) => `${f}\0`).join(""));
-  const out = new Uint8Array(head.length + (filter?.length ?? 0));
-  out.set(head);
-  if (filter !== undefined) out.set(filter, head.length);
+  const length = head.length + (filter?.length ?? 0);
+  const prefix = new TextEncoder().encode(`${length}\0`);
+  const out = new Uint8Array(prefix.length + length);
+  out.set(prefix);
+  out.set(head, prefix.length);
+  if (filter !== undefined) out.set(filter, prefix.length + head.length);
   return out;
 }

@@ -16,7 +16,9 @@ import { descendants } from "../_helpers/processes.ts";
 import { serveMcp } from "../_helpers/mcp_client.ts";
 import { resolveSandbox } from "../../cli/layers/sandbox.ts";
 import { createWorkerHost, createWorkspace, DEFAULT_LIMITS } from "../../tools/mod.ts";
-import { OVERLAY_ROOT_PERL } from "../../tools/_overlay_root.ts";
+import { OVERLAY_ROOT_PERL, SET_UP_DONE } from "../../tools/_overlay_root.ts";
+import { prepareOverlay, removeTree } from "../../tools/_overlay.ts";
+import { fitSandbox, procsToJoinOutside, sandboxArgs } from "../../tools/_sandbox.ts";
 
 const ENV = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/nonexistent", LC_ALL: "C" };
 
@@ -243,5 +245,81 @@ Deno.test("a parked bash set-up hands the command the default SIGPIPE, fresh and
   const command = "sh -c 'kill -PIPE $$; echo survived'; echo status=$?";
   for (const call of ["fresh", "parked"]) {
     assertEquals(await b.bash(command), { output: "status=141\n", isError: false }, call);
+  }
+});
+
+Deno.test("the root overlay's set-up runs a call as soon as the call is whole, with its stdin still open", async () => {
+  // The call says its length first: the set-up must not wait for its stdin to end (the worker
+  // closes it only after a turn of its event loop, which the next set-up's start may hold).
+  const top = await Deno.makeTempDir({ prefix: "rousseau-test-" });
+  let child: Deno.ChildProcess | undefined;
+  let dir: string | undefined;
+  let timeout: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await Deno.chmod(top, 0o755);
+    const root = join(top, "ws");
+    const stateDir = join(top, "state");
+    await Deno.mkdir(root, { mode: 0o755 });
+    await Deno.mkdir(stateDir);
+    const report = await resolveSandbox(
+      { values: {}, stateDir, protectedPaths: [stateDir] },
+      { PATH: ENV.PATH },
+    );
+    assert(report.sandbox?.overlay !== undefined, `no overlay here: ${report.overlayProblem}`);
+    assert(report.sandbox.identity !== undefined, `not unprivileged: ${report.identityProblem}`);
+    const roots = [root];
+    const sandbox = fitSandbox(report.sandbox, roots);
+    const procs = procsToJoinOutside(sandbox);
+    const prepared = prepareOverlay(sandbox.overlay!, roots, {
+      identity: sandbox.identity!,
+      ...(procs === undefined ? {} : { procs }),
+    });
+    dir = prepared.dir;
+    const bwrapArgs = sandboxArgs(
+      sandbox,
+      roots,
+      root,
+      ["/bin/sh", "-c", "--", "echo framed"],
+      true,
+    );
+    child = new Deno.Command(prepared.program, {
+      args: prepared.argv(sandbox.bwrap, bwrapArgs),
+      cwd: root,
+      clearEnv: true,
+      env: ENV,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    await writer.write(prepared.input!(sandbox.bwrap, bwrapArgs, undefined, sandbox.seccomp, true));
+    // stdin stays open: the command's output must come all the same.
+    const reader = child.stdout.getReader();
+    let out = "";
+    const decoder = new TextDecoder();
+    const timer = new Promise<"late">((resolve) => timeout = setTimeout(resolve, 30_000, "late"));
+    while (!out.includes("framed\n")) {
+      const next = await Promise.race([reader.read(), timer]);
+      if (next === "late") throw new Error(`waited 30 s for the command's output; got: ${out}`);
+      if (next.done) break;
+      out += decoder.decode(next.value);
+    }
+    assertEquals(out, "framed\n");
+    reader.releaseLock();
+    await writer.close();
+    const [status, stderr] = await Promise.all([child.status, new Response(child.stderr).text()]);
+    child = undefined;
+    assertEquals(status.code, 0, stderr);
+    assertEquals(stderr, `${SET_UP_DONE}\n`);
+  } finally {
+    clearTimeout(timeout);
+    try {
+      child?.kill("SIGKILL");
+      await child?.status;
+    } catch {
+      // already gone
+    }
+    if (dir !== undefined) removeTree(dir);
+    await Deno.remove(top, { recursive: true });
   }
 });
