@@ -165,6 +165,8 @@ export async function callTool(
       ...(mayReturn === undefined ? {} : { mayReturn }),
       ...(options.observed?.has(name) === true
         ? {
+          // Without a preview an empty set is applied as it is, below: no need to ask.
+          ...(previewed === undefined ? { appliesEmpty: true } : {}),
           settleChanges: async (set: ChangeSet, output: string) => {
             settled = true;
             if (previewed === undefined && set.changes.length === 0) return { apply: true };

@@ -39,8 +39,11 @@ export interface CallMessage {
   readonly input: unknown;
   /** True when the host judges files per call (`ToolContext.mayReturn`): ask it. */
   readonly scoped?: boolean;
-  /** True when the host judges change sets (`ToolContext.settleChanges`): ask it. */
-  readonly settles?: boolean;
+  /**
+   * When the host judges change sets (`ToolContext.settleChanges`): ask it, about every set
+   * (true) or only about one that changes something (`"changes"`: `CallScope.appliesEmpty`).
+   */
+  readonly settles?: boolean | "changes";
   /** Sockets bound since start that bash's sandbox covers too, for this call. */
   readonly hide?: readonly HiddenPath[];
   /**

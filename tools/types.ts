@@ -65,6 +65,12 @@ export interface CallScope {
   readonly mayReturn?: (realPath: string) => Promise<boolean>;
   /** Judges a command's change set (and, in a preview, its output) before it is applied. */
   readonly settleChanges?: (set: ChangeSet, output: string) => Promise<ChangeVerdict>;
+  /**
+   * True when `settleChanges` would apply an empty change set without a question (no preview
+   * of the output): a tool running in another thread then does not ask for one (a round trip
+   * between threads on every command that changes nothing).
+   */
+  readonly appliesEmpty?: boolean;
 }
 
 /** A tool the model can call: plain data plus two functions. */

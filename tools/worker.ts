@@ -107,10 +107,13 @@ function mayReturnFor(id: number, signal: AbortSignal): (path: string) => Promis
 function settleFor(
   id: number,
   signal: AbortSignal,
+  which: true | "changes",
 ): (set: ChangeSet, output: string) => Promise<ChangeVerdict> {
   return (set, output) => {
     const cancelled = { apply: false, reason: "the call was cancelled" } as const;
     if (signal.aborted) return Promise.resolve(cancelled);
+    // The host applies an empty set without a question (`CallScope.appliesEmpty`).
+    if (which === "changes" && set.changes.length === 0) return Promise.resolve({ apply: true });
     const ask = nextAsk++;
     return new Promise<ChangeVerdict>((resolve) => {
       const onAbort = () => settle(cancelled);
@@ -256,8 +259,8 @@ scope.onmessage = async (event: MessageEvent<WorkerRequest>) => {
         ...(message.scoped === true
           ? { mayReturn: mayReturnFor(message.id, controller.signal) }
           : {}),
-        ...(message.settles === true
-          ? { settleChanges: settleFor(message.id, controller.signal) }
+        ...(message.settles === true || message.settles === "changes"
+          ? { settleChanges: settleFor(message.id, controller.signal, message.settles) }
           : {}),
         ...(proofs === undefined ? {} : { proofs }),
       });

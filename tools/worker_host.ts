@@ -282,7 +282,11 @@ async function openLane(
       if (failed !== undefined) return Promise.resolve({ output: failed, isError: true });
       const id = nextId++;
       const mayReturn = scope?.mayReturn;
-      const settles = scope?.settleChanges !== undefined;
+      const settles = scope?.settleChanges === undefined
+        ? false
+        : scope.appliesEmpty === true
+        ? "changes" as const
+        : true;
       if (mayReturn !== undefined || settles) scopes.set(id, scope!);
       return new Promise<ToolResult>((resolve) => {
         let stuck: ReturnType<typeof setTimeout> | undefined;
@@ -321,7 +325,7 @@ async function openLane(
           ...(hide.length === 0 ? {} : { hide }),
           ...(unhide.length === 0 ? {} : { unhide }),
           ...(mayReturn === undefined ? {} : { scoped: true }),
-          ...(settles ? { settles: true } : {}),
+          ...(settles ? { settles } : {}),
         });
         if (signal.aborted) onAbort();
       });

@@ -16,6 +16,7 @@ import { descendants } from "../_helpers/processes.ts";
 import { serveMcp } from "../_helpers/mcp_client.ts";
 import { resolveSandbox } from "../../cli/layers/sandbox.ts";
 import { createWorkerHost, createWorkspace, DEFAULT_LIMITS } from "../../tools/mod.ts";
+import type { ChangeSet } from "../../tools/types.ts";
 import { OVERLAY_ROOT_PERL, SET_UP_DONE } from "../../tools/_overlay_root.ts";
 import { prepareOverlay, removeTree } from "../../tools/_overlay.ts";
 import { fitSandbox, procsToJoinOutside, sandboxArgs } from "../../tools/_sandbox.ts";
@@ -322,4 +323,27 @@ Deno.test("the root overlay's set-up runs a call as soon as the call is whole, w
     if (dir !== undefined) removeTree(dir);
     await Deno.remove(top, { recursive: true });
   }
+});
+
+Deno.test("the worker asks the host about an empty change set only when the host judges one", async () => {
+  await using b = await bench();
+  const asked: number[] = [];
+  const scope = (appliesEmpty: boolean) => ({
+    settleChanges: (set: ChangeSet) => {
+      asked.push(set.changes.length);
+      return Promise.resolve({ apply: true as const });
+    },
+    ...(appliesEmpty ? { appliesEmpty: true } : {}),
+  });
+  const call = (command: string, appliesEmpty: boolean) =>
+    b.host.call("bash", { command }, new AbortController().signal, scope(appliesEmpty));
+  // A host that applies an empty set as it is (no preview): asked only about a real change.
+  assertEquals(await call("echo nothing", true), { output: "nothing\n", isError: false });
+  assertEquals(asked, []);
+  assertEquals(await call("echo x > made.txt", true), { output: "", isError: false });
+  assertEquals(asked, [1]);
+  assertEquals(await Deno.readTextFile(join(b.root, "made.txt")), "x\n");
+  // One that judges every set (a preview shows the output first): asked about an empty one too.
+  assertEquals(await call("echo nothing", false), { output: "nothing\n", isError: false });
+  assertEquals(asked, [1, 0]);
 });
