@@ -50,6 +50,12 @@ export interface GateOptions {
    */
   readonly observed?: ReadonlySet<string>;
   /**
+   * Observed tools whose run can change nothing until their change set is applied (bash under
+   * the overlay with the network off): a call of one waits for its reply to be on disk only
+   * before its changes are applied, not before it runs.
+   */
+  readonly contained?: ReadonlySet<string>;
+  /**
    * An observed call the policy asks about runs first, and the operator is asked with its
    * output and change set (chat, with the network off: the run can change nothing yet).
    */
@@ -150,8 +156,10 @@ export async function callTool(
   let changed: ObservedChanges | undefined;
   let settled = false;
   const readOnly = options.registry.get(name)?.readOnly === true;
+  // Contained only when observed: its changes are then judged below, where the wait is.
+  const contained = options.observed?.has(name) === true && options.contained?.has(name) === true;
   const run = async (keep?: Keep): Promise<ToolResult> => {
-    if (stored !== undefined && !readOnly) {
+    if (stored !== undefined && !readOnly && !contained) {
       try {
         await stored;
       } catch (error) {
@@ -170,6 +178,17 @@ export async function callTool(
           settleChanges: async (set: ChangeSet, output: string) => {
             settled = true;
             if (previewed === undefined && set.changes.length === 0) return { apply: true };
+            if (contained && stored !== undefined) {
+              // Its changes land only now: its reply must be on disk first.
+              try {
+                await stored;
+              } catch (error) {
+                return {
+                  apply: false,
+                  reason: error instanceof Error ? error.message : String(error),
+                };
+              }
+            }
             const verdict = previewed === undefined
               ? await judgeObserved(options, request, decision, set, signal)
               : await judgePreview(options, request, previewed, set, output, signal);

@@ -218,7 +218,15 @@ export function layersLine(layers: Layers): string {
     `worker=${worker} · sandbox=${layers.sandbox}${walls ? ` (${walls})` : ""} · net=${net}`;
 }
 
-/** The gate's `observed` tools: those that run command lines (bash), under the overlay. */
-export function observedBy(sandbox: Sandbox | undefined): { observed?: ReadonlySet<string> } {
-  return sandbox?.overlay === undefined ? {} : { observed: new Set(RUNNERS) };
+/**
+ * The gate's `observed` tools: those that run command lines (bash), under the overlay; with
+ * the network off they are `contained` too (their run can change nothing until their change
+ * set is applied).
+ */
+export function observedBy(
+  sandbox: Sandbox | undefined,
+): { observed?: ReadonlySet<string>; contained?: ReadonlySet<string> } {
+  if (sandbox?.overlay === undefined) return {};
+  const observed = new Set(RUNNERS);
+  return sandbox.network ? { observed } : { observed, contained: observed };
 }

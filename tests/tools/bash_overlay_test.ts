@@ -442,6 +442,59 @@ for (const c of [...CASES, ...GIT_CASES]) {
   });
 }
 
+/** Whether some call's upper layer under the overlay holds `name` (the command wrote it). */
+function inUpper(stateDir: string, name: string): boolean {
+  const base = join(stateDir, "overlay");
+  return entries(base).some((e) => exists(join(base, e.name, "0", "u", name)));
+}
+
+Deno.test("overlay, contained: the command runs before its reply is on disk, and its changes land only after", async () => {
+  await using b = await bench({});
+  const gate = { ...b.gate, contained: new Set(["bash"]) };
+  let sync!: () => void;
+  const stored = new Promise<void>((resolve) => sync = resolve);
+  const command = "echo ran > ran.txt; echo out";
+  const pending = callTool(gate, "bash", { command }, new AbortController().signal, stored);
+  // The command runs (its write is in its upper layer) while the reply is not on disk yet...
+  await until("the command's write in its upper layer", () => inUpper(b.stateDir, "ran.txt"));
+  // ...and nothing of it reaches the workspace until it is.
+  assertEquals(entries(b.root), []);
+  sync();
+  const result = await pending;
+  assertEquals([result.output, result.isError], ["out\n", false]);
+  assertEquals(await Deno.readTextFile(join(b.root, "ran.txt")), "ran\n");
+});
+
+Deno.test("overlay, contained: a command whose reply could not be synced to disk has none of its changes applied, and says why", async () => {
+  await using b = await bench({});
+  const gate = { ...b.gate, contained: new Set(["bash"]) };
+  const stored = Promise.reject(new Error("session: the model's reply could not be synced"));
+  stored.catch(() => {});
+  const result = await callTool(
+    gate,
+    "bash",
+    { command: "echo ran > ran.txt; echo out" },
+    new AbortController().signal,
+    stored,
+  );
+  assertEquals(result.isError, true);
+  assertEquals(
+    result.output,
+    "out\nbash: the command's changes were not applied: session: the model's reply could not " +
+      "be synced",
+  );
+  assertEquals(entries(b.root), []);
+  // A command that changes nothing needs no reply on disk: it returns its output as it is.
+  const quiet = await callTool(
+    gate,
+    "bash",
+    { command: "echo quiet" },
+    new AbortController().signal,
+    stored,
+  );
+  assertEquals([quiet.output, quiet.isError], ["quiet\n", false]);
+});
+
 Deno.test("overlay: one path a write rule refuses refuses the whole set: nothing lands, the path is named", async () => {
   const policy = (root: string): PolicyConfig => ({
     mode: "pattern",
