@@ -75,6 +75,7 @@ const CALLS: Readonly<
     readonly setresuid: number;
     readonly dup3: number;
     readonly exitGroup: number;
+    readonly close: number;
   }>
 > = {
   "x86_64": {
@@ -85,6 +86,7 @@ const CALLS: Readonly<
     setresuid: 117,
     dup3: 292,
     exitGroup: 231,
+    close: 3,
   },
   aarch64: {
     prctl: 167,
@@ -94,13 +96,14 @@ const CALLS: Readonly<
     setresuid: 147,
     dup3: 24,
     exitGroup: 94,
+    close: 57,
   },
 };
 
 /**
  * The perl program. Arguments: the shell's uid and gid; the numbers of `unshare(2)`,
  * `mount(2)`, `prctl(2)`, `setsid(2)`, `setgroups(2)`, `setresgid(2)`, `setresuid(2)`,
- * `dup3(2)`, `exit_group(2)`; the set-up's end mark; the pids cgroup's member list the runner joins ("" for
+ * `dup3(2)`, `exit_group(2)`, `close(2)`; the set-up's end mark; the pids cgroup's member list the runner joins ("" for
  * none); how many roots; how many trees;
  * the tree specs (see `TREES_PERL`; the last one per root, its lower layer, with no mount point
  * yet); per root its path and `<device>:<inode>` (`-`: not checked, numbers past 2^53 that
@@ -116,7 +119,7 @@ use strict;
 # No modules (POSIX alone costs 20 ms a start): plain exit, and close through a handle.
 $| = 1;
 my ($uid, $gid, $unshare, $mount, $prctl, $setsid, $setgroups, $setresgid, $setresuid, $dup3,
-  $exit_group, $mark, $procs, $nroots, $n) = splice(@ARGV, 0, 15);
+  $exit_group, $close, $mark, $procs, $nroots, $n) = splice(@ARGV, 0, 16);
 # Ends the process at once, skipping perl's own teardown: in a forked copy of this program that
 # writes to every page the parent shares (each a copy-on-write fault, costly in some VMs), on
 # the call's time. Nothing is buffered to lose: output is unbuffered, and files are closed.
@@ -203,6 +206,15 @@ if ($runner == 0) {
     open($f, ">", $procs) && print($f "$$") && close($f)
       or do { print "bash: cannot join the process-limit cgroup $procs\n"; exit(125) };
   }
+  # Descriptors rousseau inherited without close-on-exec, from whatever started it, would reach
+  # bwrap and the command (a socket, a directory outside the workspace): every one but the
+  # standard three and the runner's own pipes is closed now, before the call.
+  my %keep = map { $_ => 1 } (0, 1, 2, fileno($go_r), fileno($status_w));
+  my $fds;
+  opendir($fds, "/proc/self/fd") or fail("/proc/self/fd: $!");
+  my @open = grep { /^[0-9]+$/ && !$keep{$_} && $_ != fileno($fds) } readdir($fds);
+  closedir($fds);
+  syscall($close, $_ + 0) for @open;
   my $part = do { local $/; <$go_r> };
   close $go_r;
   exit(125) unless defined $part && length $part;
@@ -376,6 +388,7 @@ export function rootOverlayArgs(
     String(calls.setresuid),
     String(calls.dup3),
     String(calls.exitGroup),
+    String(calls.close),
     SET_UP_DONE,
     procs ?? "",
     String(roots.length),

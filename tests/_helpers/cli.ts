@@ -43,7 +43,7 @@ export const CLI_ARGS: readonly string[] = [
 ];
 
 /** The environment of a CLI run: ours, minus INIT_CWD, with test config and state dirs. */
-function cliEnv(extra: Record<string, string> = {}): Record<string, string> {
+export function cliEnv(extra: Record<string, string> = {}): Record<string, string> {
   return {
     ...withoutInitCwd(Deno.env.toObject()),
     NO_COLOR: "1",

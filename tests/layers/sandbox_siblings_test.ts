@@ -9,6 +9,7 @@
 import { join } from "node:path";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { has, ROOT, seat } from "./_sandboxed.ts";
+import { CLI_ARGS, cliEnv, REPO } from "../_helpers/cli.ts";
 
 Deno.test({
   name: "no terminal injection: TIOCSTI has no controlling terminal to push into",
@@ -147,6 +148,43 @@ Deno.test("the command holds none of the set-up's descriptors: not the filter's,
     'for n in 3 4 5 6 7 8 9; do [ -e "/proc/$$/fd/$n" ] && echo "open: $n"; done; echo checked',
   );
   assertEquals(run.stdout, "checked\n", run.stderr);
+});
+
+Deno.test("no descriptor rousseau inherited reaches the command: one its parent left open on a file outside stays out", async () => {
+  await using s = await seat();
+  const secret = join(s.outside, "inherited.txt");
+  await Deno.writeTextFile(secret, "inherited-secret\n");
+  // rousseau started by a shell that leaves descriptor 7 open on that file (no close-on-exec),
+  // as a CI runner or a wrapper may: the command must not find it open.
+  const command = 'for n in 5 6 7 8 9; do [ -e "/proc/$$/fd/$n" ] && echo "open: $n"; done; ' +
+    "{ cat <&7; } 2>/dev/null; echo checked";
+  const run = await new Deno.Command("/bin/sh", {
+    args: [
+      "-c",
+      'exec 7<"$1"; shift; exec "$@"',
+      "sh",
+      secret,
+      Deno.execPath(),
+      ...CLI_ARGS,
+      "--config",
+      s.config,
+      "--workspace",
+      s.root,
+      "tool",
+      "bash",
+      JSON.stringify({ command }),
+    ],
+    clearEnv: true,
+    env: cliEnv({
+      HOME: s.home,
+      XDG_CONFIG_HOME: join(s.home, ".config"),
+      XDG_DATA_HOME: join(s.home, ".local", "share"),
+    }),
+    cwd: REPO,
+    stdin: "null",
+  }).output();
+  const stdout = new TextDecoder().decode(run.stdout);
+  assertEquals(stdout, "checked\n", new TextDecoder().decode(run.stderr));
 });
 
 Deno.test("killing everything inside does not touch rousseau: the call returns", async () => {
