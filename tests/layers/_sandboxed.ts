@@ -11,7 +11,7 @@
  */
 
 import { dirname, join } from "node:path";
-import { type CliRun, runCli, spawnCli } from "../_helpers/cli.ts";
+import { CLI_ARGS, cliEnv, type CliRun, runCli, spawnCli } from "../_helpers/cli.ts";
 
 /** The fake private key and the provider key: neither may ever reach the command's output. */
 export const SSH_KEY = "-----BEGIN OPENSSH PRIVATE KEY----- rousseau-fake-ssh-key";
@@ -33,6 +33,12 @@ export interface Seat extends AsyncDisposable {
   bash(command: string, args?: readonly string[]): Promise<CliRun>;
   /** Starts the same as one process (its pid is rousseau's); collect it with `finished`. */
   spawn(command: string, args?: readonly string[]): Deno.ChildProcess;
+  /**
+   * The same as a program and its arguments (the runtime, then `deno run`'s), and the
+   * environment it needs: for a test that starts rousseau some other way.
+   */
+  readonly argv: (command: string) => string[];
+  readonly env: Record<string, string>;
 }
 
 /** Options of `seat`. */
@@ -106,6 +112,8 @@ export async function seat(options: SeatOptions = {}): Promise<Seat> {
     state,
     bash: (command, args = []) => runCli(cli(command, args), { env }),
     spawn: (command, args = []) => spawnCli(cli(command, args), { env }),
+    argv: (command) => [Deno.execPath(), ...CLI_ARGS, ...cli(command, [])],
+    env: cliEnv(env),
     async [Symbol.asyncDispose]() {
       await Deno.remove(base, { recursive: true }).catch(() => {});
     },

@@ -9,7 +9,7 @@
 import { join } from "node:path";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { has, ROOT, seat } from "./_sandboxed.ts";
-import { CLI_ARGS, cliEnv, REPO } from "../_helpers/cli.ts";
+import { REPO } from "../_helpers/cli.ts";
 
 Deno.test({
   name: "no terminal injection: TIOCSTI has no controlling terminal to push into",
@@ -164,22 +164,10 @@ Deno.test("no descriptor rousseau inherited reaches the command: one its parent 
       'exec 7<"$1"; shift; exec "$@"',
       "sh",
       secret,
-      Deno.execPath(),
-      ...CLI_ARGS,
-      "--config",
-      s.config,
-      "--workspace",
-      s.root,
-      "tool",
-      "bash",
-      JSON.stringify({ command }),
+      ...s.argv(command),
     ],
     clearEnv: true,
-    env: cliEnv({
-      HOME: s.home,
-      XDG_CONFIG_HOME: join(s.home, ".config"),
-      XDG_DATA_HOME: join(s.home, ".local", "share"),
-    }),
+    env: s.env,
     cwd: REPO,
     stdin: "null",
   }).output();

@@ -19,7 +19,7 @@ import { createWorkerHost, createWorkspace, DEFAULT_LIMITS } from "../../tools/m
 import type { ChangeSet } from "../../tools/types.ts";
 import { OVERLAY_ROOT_PERL, SET_UP_DONE } from "../../tools/_overlay_root.ts";
 import { prepareOverlay, removeTree } from "../../tools/_overlay.ts";
-import { fitSandbox, procsToJoinOutside, sandboxArgs } from "../../tools/_sandbox.ts";
+import { fitSandbox, procsToJoinOutside, type Sandbox, sandboxArgs } from "../../tools/_sandbox.ts";
 
 const ENV = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/nonexistent", LC_ALL: "C" };
 
@@ -88,31 +88,40 @@ interface Bench extends AsyncDisposable {
   bash(command: string, signal?: AbortSignal): Promise<{ output: string; isError: boolean }>;
 }
 
+/**
+ * In the temp dir `top`: a root `ws` owned by root, a state directory, and the CLI's sandbox for
+ * them (overlay, unprivileged shell).
+ */
+async function rootSandbox(top: string): Promise<{ root: string; sandbox: Sandbox }> {
+  await Deno.chmod(top, 0o755);
+  const root = join(top, "ws");
+  const stateDir = join(top, "state");
+  await Deno.mkdir(root, { mode: 0o755 });
+  await Deno.mkdir(stateDir);
+  const report = await resolveSandbox(
+    { values: {}, stateDir, protectedPaths: [stateDir] },
+    { PATH: ENV.PATH },
+  );
+  assert(report.sandbox?.overlay !== undefined, `no overlay here: ${report.overlayProblem}`);
+  assert(report.sandbox.identity !== undefined, `not unprivileged: ${report.identityProblem}`);
+  return { root, sandbox: report.sandbox };
+}
+
 /** A root owned by root, the CLI's sandbox for it (overlay, unprivileged shell), a worker. */
 async function bench(): Promise<Bench> {
   const top = await Deno.makeTempDir({ prefix: "rousseau-test-" });
   try {
-    await Deno.chmod(top, 0o755);
-    const root = join(top, "ws");
-    const stateDir = join(top, "state");
+    const { root, sandbox } = await rootSandbox(top);
     const tmp = join(top, "tmp");
-    await Deno.mkdir(root, { mode: 0o755 });
-    await Deno.mkdir(stateDir);
     await Deno.mkdir(tmp);
-    const report = await resolveSandbox(
-      { values: {}, stateDir, protectedPaths: [stateDir] },
-      { PATH: ENV.PATH },
-    );
-    assert(report.sandbox?.overlay !== undefined, `no overlay here: ${report.overlayProblem}`);
-    assert(report.sandbox.identity !== undefined, `not unprivileged: ${report.identityProblem}`);
     const workspace = await createWorkspace([root]);
     const host = await createWorkerHost({
       workspace,
       limits: DEFAULT_LIMITS,
       env: { ...ENV, TMPDIR: tmp },
-      sandbox: report.sandbox,
+      sandbox,
     });
-    const scratch = report.sandbox.overlay.base;
+    const scratch = sandbox.overlay!.base;
     return {
       root,
       scratch,
@@ -257,19 +266,10 @@ Deno.test("the root overlay's set-up runs a call as soon as the call is whole, w
   let dir: string | undefined;
   let timeout: ReturnType<typeof setTimeout> | undefined;
   try {
-    await Deno.chmod(top, 0o755);
-    const root = join(top, "ws");
-    const stateDir = join(top, "state");
-    await Deno.mkdir(root, { mode: 0o755 });
-    await Deno.mkdir(stateDir);
-    const report = await resolveSandbox(
-      { values: {}, stateDir, protectedPaths: [stateDir] },
-      { PATH: ENV.PATH },
-    );
-    assert(report.sandbox?.overlay !== undefined, `no overlay here: ${report.overlayProblem}`);
-    assert(report.sandbox.identity !== undefined, `not unprivileged: ${report.identityProblem}`);
+    const made = await rootSandbox(top);
+    const root = made.root;
     const roots = [root];
-    const sandbox = fitSandbox(report.sandbox, roots);
+    const sandbox = fitSandbox(made.sandbox, roots);
     const procs = procsToJoinOutside(sandbox);
     const prepared = prepareOverlay(sandbox.overlay!, roots, {
       identity: sandbox.identity!,
