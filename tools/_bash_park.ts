@@ -1,6 +1,6 @@
 /**
- * The next bash call's set-up, started ahead (when a call starts, beside it, so calls that
- * follow each other at once, and those after the model thought, find it ready): as root under the
+ * The next bash call's set-up, started ahead (once a call is handed over, beside it, so calls
+ * that follow each other at once, and those after the model thought, find it ready): as root under the
  * overlay, the perl program of `_overlay_root.ts` does everything that does not depend on the
  * call (session, namespaces, id mappings, the clones of the trees) and then waits on its stdin;
  * the call hands it the rest, and only bwrap and the shell start on the call's time.

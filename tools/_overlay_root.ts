@@ -16,15 +16,15 @@
  *    `unshare --mount-proc` does), clones every tree (the roots' clones are checked
  *    to be the very directories named, by device and inode), then mounts the covers, the home
  *    directory (mapped, read-only) and the scratch base (as it is) — none of them an overlay
- *    of the workspace; forks the runner, which joins the pids cgroup (each costs milliseconds:
- *    not on the call's time) and waits for its part of the call on a pipe; then waits for the
- *    call on stdin.
+ *    of the workspace; forks the runner, which joins the pids cgroup and closes every
+ *    descriptor rousseau inherited (each costs milliseconds: not on the call's time) and waits
+ *    for its part of the call on a pipe; then waits for the call on stdin.
  *
  * The call, on stdin: its length in bytes and a NUL byte, then (read as soon as it is all
- * there, not when stdin ends) the scratch directory; `1` when the argv is bwrap's
- * own, told to read the seccomp filter at descriptor 3 and to say at descriptor 4 how the
- * command ended (`--json-status-fd`, which bwrap writes only once the command was started: its
- * set-up is done), `0` when the argv's shell says so itself; `1` to drop to the shell's ids
+ * there, not when stdin ends) the scratch directory; `1` when the argv is bwrap's own, told to
+ * read the seccomp filter at descriptor 3 and to say at descriptor 4 how the command ended
+ * (`--json-status-fd`, which bwrap writes only once the command was started: its set-up is
+ * done), `0` when the argv's shell says so itself; `1` to drop to the shell's ids
  * before the exec (`0` when the argv drops itself: the network set-up runs as root and drops
  * later); the argv (its length, then each argument); each field ending in a NUL byte; then the
  * seccomp filter bwrap loads, if any.
@@ -40,9 +40,10 @@
  * 7. once it has ended (bwrap returns only when its PID namespace is gone: nothing the command
  *    started is alive), with bwrap's own argv writes the set-up's end mark (its argument) on
  *    stderr when bwrap said how the command ended (see `STARTED` in `bash.ts`), writes each
- *    root's deletion listing, exactly as `_overlay.ts`'s shell does, closes its output, says the runner's status (128 + n for a signal, as a shell says
- *    it) to the parent and exits with it; the parent waits for it (see there) and exits with
- *    its status. Nothing of the command is alive by then.
+ *    root's deletion listing, exactly as `_overlay.ts`'s shell does, closes its output, says
+ *    the runner's status (128 + n for a signal, as a shell says it) to the parent and exits
+ *    with it; the parent waits for it (see there) and exits with its status. Nothing of the
+ *    command is alive by then. Both end with `exit_group` (see `quit`).
  *
  * Failures before the overlays print one line `bash: …` on stdout and exit 125, as the
  * idmapping program's do; a failed overlay mount is written to the scratch directory's
@@ -103,8 +104,8 @@ const CALLS: Readonly<
 /**
  * The perl program. Arguments: the shell's uid and gid; the numbers of `unshare(2)`,
  * `mount(2)`, `prctl(2)`, `setsid(2)`, `setgroups(2)`, `setresgid(2)`, `setresuid(2)`,
- * `dup3(2)`, `exit_group(2)`, `close(2)`; the set-up's end mark; the pids cgroup's member list the runner joins ("" for
- * none); how many roots; how many trees;
+ * `dup3(2)`, `exit_group(2)`, `close(2)`; the set-up's end mark; the pids cgroup's member
+ * list the runner joins ("" for none); how many roots; how many trees;
  * the tree specs (see `TREES_PERL`; the last one per root, its lower layer, with no mount point
  * yet); per root its path and `<device>:<inode>` (`-`: not checked, numbers past 2^53 that
  * JavaScript cannot hold exactly).

@@ -266,8 +266,8 @@ export function spawnSandboxed(
 /**
  * Writes `bytes` to the child's stdin, then closes it; settles once closed (or failed: a child
  * gone early has nothing to read). A filter is a few hundred bytes: it fits the pipe, so this
- * never waits on bwrap; a call's input is read whole, up to the end of stdin, before anything
- * runs, so the close is on the call's time.
+ * never waits on bwrap; the root overlay's set-up reads a call as soon as it is whole (its
+ * length comes first), not when stdin ends.
  */
 export function feed(child: Deno.ChildProcess, bytes: Uint8Array): Promise<void> {
   const writer = child.stdin.getWriter();

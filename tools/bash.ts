@@ -551,7 +551,7 @@ async function runShell(
   if (sandbox !== undefined && prepared?.input !== undefined) {
     // As root under the overlay: the set-up does not depend on the call, so it may have been
     // started ahead (`_bash_park.ts`); the call is handed to it on stdin. The next call's is
-    // started now, beside this one: calls that follow each other at once find it ready.
+    // started beside this one: calls that follow each other at once find it ready.
     const input = prepared.input(
       sandbox.bwrap,
       sandboxArgs(sandbox, workspace.roots, cwd, shell, direct),
@@ -563,7 +563,7 @@ async function runShell(
     const start = () => new Deno.Command(program, { ...options, stdin: "piped" }).spawn();
     child = takeParked(key) ?? start();
     // Parked only once the call is handed over: starting a process holds this thread for
-    // milliseconds, and the set-up reads the call up to the end of its stdin.
+    // milliseconds, and the call's bytes would wait behind it.
     feed(child, input).then(() => park(key, start));
   } else {
     child = sandbox === undefined
