@@ -104,10 +104,9 @@ export interface PreparedOverlay {
   /**
    * As root: what `program` must be given on its stdin (which then ends) to run the call —
    * the scratch directory, bwrap's argv (as `argv` takes it) and the seccomp filter bwrap
-   * loads. With `direct`, bwrap's arguments read the filter at descriptor 3 and say how the
-   * command ended at 4 (`DIRECT_FDS` in `_sandbox.ts`), and `wrap` must leave them as they are:
-   * bwrap runs the command itself (see `_overlay_root.ts`). Absent otherwise: stdin carries
-   * only the filter (`spawnSandboxed`).
+   * loads. With `direct`, bwrap's arguments read the filter and say how the command ended at
+   * `DIRECT_FDS`, and `wrap` must leave them as they are: bwrap runs the command itself (see
+   * `_overlay_root.ts`). Absent otherwise: stdin carries only the filter (`spawnSandboxed`).
    */
   input?(
     bwrap: string,

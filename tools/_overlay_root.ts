@@ -64,6 +64,14 @@ import { type ShellIdentity, TREES_PERL, treeSpecs } from "./_identity.ts";
 export const SET_UP_DONE = "rousseau-bash-set-up-done";
 
 /**
+ * Where bwrap reads the seccomp filter and says how the command ended (`--json-status-fd`,
+ * which reports an exit code only once the command was started) when it runs the command
+ * itself, with no shell before it to say so: the runner below puts them there, and bwrap
+ * closes both before the command runs (`sandboxArgs` in `_sandbox.ts` names them to bwrap).
+ */
+export const DIRECT_FDS = { seccomp: "3", status: "4" } as const;
+
+/**
  * The system calls the program makes besides `unshare(2)` and `mount(2)`, per CPU: the CPUs of
  * `SYSTEM_CALLS` (an unprivileged shell is set up on no other).
  */
@@ -239,12 +247,12 @@ if ($runner == 0) {
   };
   if ($direct) {
     close $status_r;
-    $place->($status_w, 4);
+    $place->($status_w, ${DIRECT_FDS.status});
     if (length $filter) {
       pipe(my $filter_r, my $filter_w) or fail("pipe: $!");
       syswrite($filter_w, $filter) == length($filter) or fail("the seccomp filter: $!");
       close $filter_w;
-      $place->($filter_r, 3);
+      $place->($filter_r, ${DIRECT_FDS.seccomp});
     }
     open(STDERR, ">&", \*STDOUT) or fail("stderr: $!");
   } elsif (length $filter) {

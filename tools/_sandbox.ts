@@ -22,6 +22,7 @@ import {
   type ShellIdentity,
 } from "./_identity.ts";
 import { READY_FD, RESOLV_FD, type UserNet, userNetArgv } from "./_usernet.ts";
+import { DIRECT_FDS } from "./_overlay_root.ts";
 
 /** A path to hide, already resolved by the caller. */
 export interface HiddenPath {
@@ -273,14 +274,6 @@ export function feed(child: Deno.ChildProcess, bytes: Uint8Array): Promise<void>
   const writer = child.stdin.getWriter();
   return writer.write(bytes).then(() => writer.close()).catch(() => {});
 }
-
-/**
- * Where bwrap reads the seccomp filter and says how the command ended (`--json-status-fd`,
- * which reports an exit code only once the command was started) when it runs the command
- * itself, with no shell before it to say so: the root overlay's runner puts them there (see
- * `_overlay_root.ts`), and bwrap closes both before the command runs.
- */
-export const DIRECT_FDS = { seccomp: "3", status: "4" } as const;
 
 /**
  * The bwrap arguments that run `argv` inside the sandbox, in `cwd`. With a pids limit, the

@@ -521,17 +521,13 @@ async function runShell(
     !(sandbox.network && (sandbox.scopeAbstract !== undefined || sandbox.userNet !== undefined));
   const shell = direct ? [SHELL, "-c", "--", command] : shellArgv(command, setsid, sandbox, slot);
   const wrap = (exec: readonly string[]) => withNetwork(sandbox!, exec);
+  const bwrapArgs = sandbox === undefined || prepared === undefined
+    ? undefined
+    : sandboxArgs(sandbox, workspace.roots, cwd, shell, direct);
   const { program, args } = sandbox === undefined
     ? { program: SHELL, args: shell.slice(1) }
     : prepared !== undefined
-    ? {
-      program: prepared.program,
-      args: prepared.argv(
-        sandbox.bwrap,
-        sandboxArgs(sandbox, workspace.roots, cwd, shell, direct),
-        wrap,
-      ),
-    }
+    ? { program: prepared.program, args: prepared.argv(sandbox.bwrap, bwrapArgs!, wrap) }
     : sandboxCommand(sandbox, workspace.roots, cwd, shell);
   const options: Omit<Deno.CommandOptions, "stdin"> = {
     args,
@@ -552,13 +548,7 @@ async function runShell(
     // As root under the overlay: the set-up does not depend on the call, so it may have been
     // started ahead (`_bash_park.ts`); the call is handed to it on stdin. The next call's is
     // started beside this one: calls that follow each other at once find it ready.
-    const input = prepared.input(
-      sandbox.bwrap,
-      sandboxArgs(sandbox, workspace.roots, cwd, shell, direct),
-      wrap,
-      sandbox.seccomp,
-      direct,
-    );
+    const input = prepared.input(sandbox.bwrap, bwrapArgs!, wrap, sandbox.seccomp, direct);
     const key = JSON.stringify([program, options.args, options.cwd, options.env]);
     const start = () => new Deno.Command(program, { ...options, stdin: "piped" }).spawn();
     child = takeParked(key) ?? start();
