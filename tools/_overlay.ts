@@ -42,7 +42,7 @@ import { isProtected } from "./_paths.ts";
 import { osReason } from "./_os_error.ts";
 import type { ChangeSet, ObservedChange, SkippedChange, Workspace } from "./data_types.ts";
 import { dropArgv, type ShellIdentity } from "./_identity.ts";
-import { rootOverlayArgs, rootOverlayCall } from "./_overlay_root.ts";
+import { type Cover, rootOverlayArgs, rootOverlayCall } from "./_overlay_root.ts";
 
 /** What the overlay needs; present on the sandbox when overlays work here. */
 export interface OverlaySetup {
@@ -94,26 +94,28 @@ export interface PreparedOverlay {
    * `wrap` turns the argv that starts bwrap (after the drop to the unprivileged uid, if any)
    * into the one to run (the sandbox's network set-up; see `withNetwork` in `_sandbox.ts`).
    * As root (with `input`), only the set-up that does not depend on the call: the program
-   * then waits for `input` on its stdin, and the arguments given here are not used.
+   * then waits for `input` on its stdin. With `ahead` (the seccomp filter, or undefined for
+   * none), the set-up starts bwrap with these arguments before the call (`sandboxArgs` with
+   * `ahead`, whose shell reads the call's script); without it they are not used here.
    */
   argv(
     bwrap: string,
     bwrapArgs: readonly string[],
     wrap?: (exec: readonly string[]) => string[],
+    ahead?: { readonly filter: Uint8Array | undefined },
   ): string[];
   /**
    * As root: what `program` must be given on its stdin (which then ends) to run the call —
-   * the scratch directory, bwrap's argv (as `argv` takes it) and the seccomp filter bwrap
-   * loads. With `direct`, bwrap's arguments read the filter and say how the command ended at
-   * `DIRECT_FDS`, and `wrap` must leave them as they are: bwrap runs the command itself (see
-   * `_overlay_root.ts`). Absent otherwise: stdin carries only the filter (`spawnSandboxed`).
+   * the scratch directory, the covers over the overlays, and either (bwrap started ahead)
+   * the script its shell runs, or bwrap's argv (as `argv` takes it) and the seccomp filter
+   * bwrap loads. Absent otherwise: stdin carries only the filter (`spawnSandboxed`).
    */
   input?(
     bwrap: string,
     bwrapArgs: readonly string[],
     wrap: ((exec: readonly string[]) => string[]) | undefined,
     filter: Uint8Array | undefined,
-    direct?: boolean,
+    ahead?: { readonly covers: readonly Cover[]; readonly script: string },
   ): Uint8Array;
 }
 
@@ -234,25 +236,33 @@ export function prepareOverlay(
     ownSession: identity !== undefined,
     stamp,
     ...(owners === undefined ? {} : { owners }),
-    argv: (bwrap, bwrapArgs, wrap = (exec) => [...exec]) =>
-      identity !== undefined ? rootOverlayArgs(identity, setup.base, roots, procs) : [
-        "--pdeathsig",
-        "KILL",
-        "--",
-        setup.unshare,
-        "--user",
-        "--map-root-user",
-        "--mount",
-        // Its own PID namespace, whose init (the shell) unshare kills when it dies: killing
-        // unshare ends the shell, bwrap and the command together. bwrap's --die-with-parent
-        // alone does not hold once bwrap has changed its credentials.
-        "--pid",
-        "--fork",
-        "--kill-child=SIGKILL",
-        "--propagation",
-        "private",
-        ...outer([setup.mount, dir, String(roots.length), ...roots], wrap([bwrap, ...bwrapArgs])),
-      ],
+    argv: (bwrap, bwrapArgs, wrap = (exec) => [...exec], ahead) =>
+      identity !== undefined
+        ? rootOverlayArgs(
+          identity,
+          setup.base,
+          roots,
+          procs,
+          ahead === undefined ? undefined : { argv: [bwrap, ...bwrapArgs], filter: ahead.filter },
+        )
+        : [
+          "--pdeathsig",
+          "KILL",
+          "--",
+          setup.unshare,
+          "--user",
+          "--map-root-user",
+          "--mount",
+          // Its own PID namespace, whose init (the shell) unshare kills when it dies: killing
+          // unshare ends the shell, bwrap and the command together. bwrap's --die-with-parent
+          // alone does not hold once bwrap has changed its credentials.
+          "--pid",
+          "--fork",
+          "--kill-child=SIGKILL",
+          "--propagation",
+          "private",
+          ...outer([setup.mount, dir, String(roots.length), ...roots], wrap([bwrap, ...bwrapArgs])),
+        ],
     ...(identity === undefined ? {} : {
       // As real root (idmapping needs it), one perl process (`_overlay_root.ts`): the lower
       // layers are the roots mapped to the shell's uid, read-only; it drops to that uid before
@@ -263,15 +273,15 @@ export function prepareOverlay(
         bwrapArgs: readonly string[],
         wrap: ((exec: readonly string[]) => string[]) | undefined,
         filter: Uint8Array | undefined,
-        direct = false,
+        ahead?: { readonly covers: readonly Cover[]; readonly script: string },
       ) => {
+        if (ahead !== undefined) return rootOverlayCall(dir, ahead.covers, ahead);
         const plain = [bwrap, ...bwrapArgs];
         const dropping = [...dropArgv(identity), ...plain];
         const wrapped = wrap?.(dropping) ?? dropping;
         const same = wrapped.length === dropping.length &&
           wrapped.every((arg, i) => arg === dropping[i]);
-        if (direct && !same) throw new Error("bwrap cannot run the command itself when wrapped");
-        return rootOverlayCall(dir, direct, same, same ? plain : wrapped, filter);
+        return rootOverlayCall(dir, [], { drop: same, argv: same ? plain : wrapped, filter });
       },
     }),
   };

@@ -17,33 +17,36 @@
  *    to be the very directories named, by device and inode), then mounts the covers, the home
  *    directory (mapped, read-only) and the scratch base (as it is) — none of them an overlay
  *    of the workspace; forks the runner, which joins the pids cgroup and closes every
- *    descriptor rousseau inherited (each costs milliseconds: not on the call's time) and waits
- *    for its part of the call on a pipe; then waits for the call on stdin.
+ *    descriptor rousseau inherited (each costs milliseconds: not on the call's time). Given
+ *    bwrap's argv (bwrap started ahead: nothing of the call in it, the sandbox's shell reads
+ *    the call), each root is first bound onto itself and made shared, so that what is mounted
+ *    on it later reaches bwrap's mount namespace; the runner then puts the seccomp filter at
+ *    `PARKED_SECCOMP_FD` and the pipe to bwrap's shell on its stdin, drops to the shell's
+ *    ids and execs bwrap, which makes the whole sandbox and waits in that shell. Otherwise
+ *    the runner waits for its part of the call on that pipe. Then the init waits for the call
+ *    on stdin.
  *
  * The call, on stdin: its length in bytes and a NUL byte, then (read as soon as it is all
- * there, not when stdin ends) the scratch directory; `1` when the argv is bwrap's own, told to
- * read the seccomp filter at descriptor 3 and to say at descriptor 4 how the command ended
- * (`--json-status-fd`, which bwrap writes only once the command was started: its set-up is
- * done), `0` when the argv's shell says so itself; `1` to drop to the shell's ids
- * before the exec (`0` when the argv drops itself: the network set-up runs as root and drops
- * later); the argv (its length, then each argument); each field ending in a NUL byte; then the
- * seccomp filter bwrap loads, if any.
+ * there, not when stdin ends) the scratch directory; the covers inside the roots (their
+ * number, then each one's kind and path: see `Cover`); each field ending in a NUL byte; then
+ * the runner's part: with bwrap started ahead, the script its shell runs; otherwise `1` to
+ * drop to the shell's ids before the exec (`0` when the argv drops itself: the network set-up
+ * runs as root and drops later), the argv (its length, then each argument), each ending in a
+ * NUL byte, then the seccomp filter bwrap loads from stdin, if any.
  * 5. mounts the roots' clones as the lower layers in the scratch directory and each root's
  *    overlay over the root itself (only now: a change below a mounted overlay is undefined
- *    for overlayfs), writes `ready`, and hands the runner the rest of the call;
- * 6. the runner: with bwrap's own argv, stdin /dev/null, stderr its stdout (the command's
- *    output: bwrap's own failures land there too, and only there), the filter at descriptor 3
- *    and the status channel at 4 (bwrap closes both before the command runs); otherwise stdin
- *    the filter (bwrap `--seccomp 0` reads it; the command's own stdin is then /dev/null:
- *    `bash.ts` redirects it) or /dev/null. It drops to the shell's uid and gid with no other
- *    groups (when asked) and execs the argv (bwrap);
- * 7. once it has ended (bwrap returns only when its PID namespace is gone: nothing the command
- *    started is alive), with bwrap's own argv writes the set-up's end mark (its argument) on
- *    stderr when bwrap said how the command ended (see `STARTED` in `bash.ts`), writes each
- *    root's deletion listing, exactly as `_overlay.ts`'s shell does, closes its output, says
- *    the runner's status (128 + n for a signal, as a shell says it) to the parent and exits
- *    with it; the parent waits for it (see there) and exits with its status. Nothing of the
- *    command is alive by then. Both end with `exit_group` (see `quit`).
+ *    for overlayfs), then the covers over the overlays (with bwrap started ahead, they and the
+ *    overlays reach the sandbox's copies of the roots; bwrap's own covers would lie under the
+ *    overlay), writes `ready`, and hands the runner (or bwrap's shell) the rest of the call;
+ * 6. the runner, without bwrap started ahead: stdin the filter (bwrap `--seccomp 0` reads it;
+ *    the command's own stdin is then /dev/null: `bash.ts` redirects it) or /dev/null; it
+ *    drops to the shell's uid and gid with no other groups (when asked) and execs the argv;
+ * 7. once the runner has ended (bwrap returns only when its PID namespace is gone: nothing the
+ *    command started is alive), writes each root's deletion listing, exactly as
+ *    `_overlay.ts`'s shell does, closes its output, says the runner's status (128 + n for a
+ *    signal, as a shell says it) to the parent and exits with it; the parent waits for it
+ *    (see there) and exits with its status. Nothing of the command is alive by then. Both end
+ *    with `exit_group` (see `quit`).
  *
  * Failures before the overlays print one line `bash: …` on stdout and exit 125, as the
  * idmapping program's do; a failed overlay mount is written to the scratch directory's
@@ -56,20 +59,16 @@
 import { type ShellIdentity, TREES_PERL, treeSpecs } from "./_identity.ts";
 
 /**
- * What the set-up writes on its stderr once the command was started: every namespace, mount,
- * filter and cgroup in place. Written by the shell inside the sandbox just before it runs the
- * command, or, when bwrap runs the command itself, by this program once bwrap said how the
- * command ended (see `bash.ts`, which reads it).
+ * Where bwrap started ahead reads the seccomp filter (`--seccomp`): the runner puts it there,
+ * and bwrap closes it before its shell runs (`sandboxArgs` in `_sandbox.ts` names it to bwrap).
  */
-export const SET_UP_DONE = "rousseau-bash-set-up-done";
+export const PARKED_SECCOMP_FD = "3";
 
-/**
- * Where bwrap reads the seccomp filter and says how the command ended (`--json-status-fd`,
- * which reports an exit code only once the command was started) when it runs the command
- * itself, with no shell before it to say so: the runner below puts them there, and bwrap
- * closes both before the command runs (`sandboxArgs` in `_sandbox.ts` names them to bwrap).
- */
-export const DIRECT_FDS = { seccomp: "3", status: "4" } as const;
+/** bwrap started ahead, with the set-up: its argv (its shell reads the call) and filter. */
+export interface Ahead {
+  readonly argv: readonly string[];
+  readonly filter: Uint8Array | undefined;
+}
 
 /**
  * The system calls the program makes besides `unshare(2)` and `mount(2)`, per CPU: the CPUs of
@@ -112,11 +111,12 @@ const CALLS: Readonly<
 /**
  * The perl program. Arguments: the shell's uid and gid; the numbers of `unshare(2)`,
  * `mount(2)`, `prctl(2)`, `setsid(2)`, `setgroups(2)`, `setresgid(2)`, `setresuid(2)`,
- * `dup3(2)`, `exit_group(2)`, `close(2)`; the set-up's end mark; the pids cgroup's member
- * list the runner joins ("" for none); how many roots; how many trees;
+ * `dup3(2)`, `exit_group(2)`, `close(2)`; the pids cgroup's member list the runner joins
+ * ("" for none); the seccomp filter of bwrap started ahead, in hexadecimal ("" for none);
+ * how many roots; how many trees;
  * the tree specs (see `TREES_PERL`; the last one per root, its lower layer, with no mount point
  * yet); per root its path and `<device>:<inode>` (`-`: not checked, numbers past 2^53 that
- * JavaScript cannot hold exactly).
+ * JavaScript cannot hold exactly); then the argv of bwrap started ahead, if it is.
  *
  * The listing: for each directory of a non-empty upper layer (not following links) whose
  * path below is a directory, not a link, `X<dir>/<name>\0` for each name below that the
@@ -128,7 +128,7 @@ use strict;
 # No modules (POSIX alone costs 20 ms a start): plain exit, and close through a handle.
 $| = 1;
 my ($uid, $gid, $unshare, $mount, $prctl, $setsid, $setgroups, $setresgid, $setresuid, $dup3,
-  $exit_group, $close, $mark, $procs, $nroots, $n) = splice(@ARGV, 0, 16);
+  $exit_group, $close, $procs, $filter, $nroots, $n) = splice(@ARGV, 0, 16);
 # Ends the process at once, skipping perl's own teardown: in a forked copy of this program that
 # writes to every page the parent shares (each a copy-on-write fault, costly in some VMs), on
 # the call's time. Nothing is buffered to lose: output is unbuffered, and files are closed.
@@ -144,6 +144,17 @@ sub broke {
 my @specs = take_trees($n);
 my (@roots, @ids);
 for (1 .. $nroots) { push @roots, shift @ARGV; push @ids, shift @ARGV }
+# What is left is bwrap's argv when bwrap is started ahead (see step 4): none, at the call.
+my @ahead = @ARGV;
+# One NUL-ended field of the text $_[0] refers to, from the offset $_[1] refers to (moved past it).
+sub field {
+  my ($text, $at) = @_;
+  my $end = index($$text, "\0", $$at);
+  $end >= 0 or fail("the call is cut short");
+  my $value = substr($$text, $$at, $end - $$at);
+  $$at = $end + 1;
+  return $value;
+}
 # A session (and process group) of its own: what rousseau kills when the call is cut short.
 syscall($setsid) >= 0 or fail("setsid: $!");
 # prctl(PR_SET_PDEATHSIG, SIGKILL); a parent gone before it is seen by the parent id.
@@ -196,18 +207,38 @@ for my $i (0 .. $#roots) {
   "$st[0]:$st[1]" eq $ids[$i] or fail("$roots[$i] was replaced while the sandbox was made");
 }
 place_tree($_) for @trees;
+# Below a cover (a directory the unprivileged shell could not pass) a root is made there.
+for my $r (@roots) {
+  next if -d $r;
+  my $path = "";
+  for my $part (grep { length } split m{/}, $r) {
+    $path .= "/$part";
+    -d $path or mkdir($path, 0755) or fail("mkdir: cannot create directory '$path': $!");
+  }
+}
+# With bwrap started ahead, each root becomes a mount point of its own, shared: bwrap's mount
+# namespace receives what is mounted on it later (bwrap makes its copies slaves), so the
+# call's overlay, and the covers over it, reach the sandbox already made (MS_BIND, then
+# MS_SHARED; every other mount stays private).
+if (@ahead) {
+  for my $r (@roots) {
+    my $root = $r;
+    syscall($mount, $root, $root, 0, 0x1000, 0) == 0 or fail("$r cannot be bound: $!");
+    syscall($mount, 0, $root, 0, 0x100000, 0) == 0 or fail("$r cannot be shared: $!");
+  }
+}
 # The runner, forked ahead (a fork, and a cgroup join, cost milliseconds each): it joins the
-# pids cgroup now (what it starts is counted from its first process on), then waits for its
-# part of the call on a pipe; the pipe ending with nothing (the call never came, or the set-up
-# failed) ends it silently. It dies with the init (the PID namespace's end), and takes the
-# parent-death signal itself too.
+# pids cgroup now (what it starts is counted from its first process on). With bwrap's argv
+# given ahead it starts bwrap now, whose shell then waits for the call on the pipe; otherwise
+# it waits for its part of the call on that pipe, then starts it. The pipe ending with nothing
+# (the call never came, or the set-up failed) ends either silently. It dies with the init (the
+# PID namespace's end), and takes the parent-death signal itself too.
 pipe(my $go_r, my $go_w) or fail("pipe: $!");
-# What bwrap says of the command (--json-status-fd): an exit code only once it was started.
-pipe(my $status_r, my $status_w) or fail("pipe: $!");
 my $runner = fork() // fail("fork: $!");
 if ($runner == 0) {
   close $go_w;
-  # The set-up's stdin is not the runner's (fd 0 stays taken: the filter is put there).
+  # The set-up's stdin is not the runner's (fd 0 stays taken: the filter, or the pipe to
+  # bwrap's shell, is put there).
   open(STDIN, "<", "/dev/null") or fail("stdin: $!");
   syscall($prctl, 1, 9, 0, 0, 0) == 0 or fail("prctl: $!");
   if ($procs ne "") {
@@ -217,52 +248,46 @@ if ($runner == 0) {
   }
   # Descriptors rousseau inherited without close-on-exec, from whatever started it, would reach
   # bwrap and the command (a socket, a directory outside the workspace): every one but the
-  # standard three and the runner's own pipes is closed now, before the call.
-  my %keep = map { $_ => 1 } (0, 1, 2, fileno($go_r), fileno($status_w));
+  # standard three and the runner's own pipe is closed now, before the call.
+  my %keep = map { $_ => 1 } (0, 1, 2, fileno($go_r));
   my $fds;
   opendir($fds, "/proc/self/fd") or fail("/proc/self/fd: $!");
   my @open = grep { /^[0-9]+$/ && !$keep{$_} && $_ != fileno($fds) } readdir($fds);
   closedir($fds);
   syscall($close, $_ + 0) for @open;
-  my $part = do { local $/; <$go_r> };
-  close $go_r;
-  exit(125) unless defined $part && length $part;
-  my $at = 0;
-  my $field = sub {
-    my $end = index($part, "\0", $at);
-    $end >= 0 or fail("the call is cut short");
-    my $value = substr($part, $at, $end - $at);
-    $at = $end + 1;
-    return $value;
-  };
-  my ($direct, $drop, $argc) = ($field->(), $field->(), $field->());
-  my @argv = map { $field->() } 1 .. $argc;
-  my $filter = substr($part, $at);
-  # Each handle's descriptor copied to exactly the number bwrap is told, without close-on-exec
-  # (copied above 9 first, so no source is one of the targets).
-  my $place = sub {
-    my ($h, $to) = @_;
-    my $high = fcntl($h, 1030, 10) or fail("fcntl: $!");
-    syscall($dup3, $high + 0, $to, 0) == $to or fail("dup3: $!");
-  };
-  if ($direct) {
-    close $status_r;
-    $place->($status_w, ${DIRECT_FDS.status});
+  my ($drop, @argv, $filter_r) = (1);
+  if (@ahead) {
+    # bwrap's shell reads the call from stdin; the filter is at the descriptor bwrap is told
+    # (copied above 9 first, so the pipe's own number is never the target; the handle stays
+    # open until the exec, which closes its own copy).
+    @argv = @ahead;
+    open(STDIN, "<&", $go_r) or fail("stdin: $!");
+    close $go_r;
     if (length $filter) {
-      pipe(my $filter_r, my $filter_w) or fail("pipe: $!");
-      syswrite($filter_w, $filter) == length($filter) or fail("the seccomp filter: $!");
+      pipe($filter_r, my $filter_w) or fail("pipe: $!");
+      my $bytes = pack("H*", $filter);
+      syswrite($filter_w, $bytes) == length($bytes) or fail("the seccomp filter: $!");
       close $filter_w;
-      $place->($filter_r, ${DIRECT_FDS.seccomp});
+      my $high = fcntl($filter_r, 1030, 10) or fail("fcntl: $!");
+      syscall($dup3, $high + 0, ${PARKED_SECCOMP_FD}, 0) == ${PARKED_SECCOMP_FD} or fail("dup3: $!");
     }
-    open(STDERR, ">&", \*STDOUT) or fail("stderr: $!");
-  } elsif (length $filter) {
-    # A few hundred bytes: they fit the pipe. bwrap reads it (--seccomp 0); the command's own
-    # stdin is then /dev/null (bash.ts redirects it).
-    pipe(my $filter_r, my $filter_w) or fail("pipe: $!");
-    syswrite($filter_w, $filter) == length($filter) or fail("the seccomp filter: $!");
-    close $filter_w;
-    open(STDIN, "<&", $filter_r) or fail("stdin: $!");
-    close $filter_r;
+  } else {
+    my $part = do { local $/; <$go_r> };
+    close $go_r;
+    exit(125) unless defined $part && length $part;
+    my $at = 0;
+    ($drop, my $argc) = (field(\$part, \$at), field(\$part, \$at));
+    @argv = map { field(\$part, \$at) } 1 .. $argc;
+    my $bytes = substr($part, $at);
+    if (length $bytes) {
+      # A few hundred bytes: they fit the pipe. bwrap reads it (--seccomp 0); the command's
+      # own stdin is then /dev/null (bash.ts redirects it).
+      pipe(my $pipe_r, my $pipe_w) or fail("pipe: $!");
+      syswrite($pipe_w, $bytes) == length($bytes) or fail("the seccomp filter: $!");
+      close $pipe_w;
+      open(STDIN, "<&", $pipe_r) or fail("stdin: $!");
+      close $pipe_r;
+    }
   }
   if ($drop) {
     syscall($setgroups, 0, 0) == 0 or fail("setgroups: $!");
@@ -272,7 +297,6 @@ if ($runner == 0) {
   exec { $argv[0] } @argv or fail("$argv[0]: $!");
 }
 close $go_r;
-close $status_w;
 # The call: its length, a NUL byte, then the call itself. stdin ending first (a chain parked
 # and never used, or a caller gone) ends this silently.
 my ($call, $want) = ("");
@@ -287,32 +311,49 @@ while (!defined $want || length($call) < $want) {
 }
 close STDIN;
 exit(125) unless length $call;
-my $cut = index($call, "\0");
-$cut >= 0 or fail("the call is cut short");
-$dir = substr($call, 0, $cut);
-my $direct = substr($call, $cut + 1, 1) eq "1";
+my $at = 0;
+$dir = field(\$call, \$at);
+my @covers = map { [field(\$call, \$at), field(\$call, \$at)] } 1 .. field(\$call, \$at);
 place_tree([$lower[$_][0], "$dir/$_/l"]) for 0 .. $#roots;
 for my $i (0 .. $#roots) {
   my $r = $roots[$i];
-  # Below a cover (a directory the unprivileged shell could not pass) the root is made there.
-  if (!-d $r) {
-    my $path = "";
-    for my $part (grep { length } split m{/}, $r) {
-      $path .= "/$part";
-      -d $path or mkdir($path, 0755) or broke("mkdir: cannot create directory '$path': $!");
-    }
-  }
   my ($type, $options) = ("overlay", "lowerdir=$dir/$i/l,upperdir=$dir/$i/u,workdir=$dir/$i/w,userxattr");
   syscall($mount, $type, $r, $type, 0, $options) == 0
     or broke("mount: $r: the overlay cannot be mounted: $!");
 }
+# The covers inside the roots, over the overlays (see callCovers in _sandbox.ts), outermost
+# first. A path gone since the call was made has nothing left to hide; one that is now a
+# link was changed meanwhile (the caller resolved links): mounting would follow it.
+for my $c (@covers) {
+  my ($kind, $path) = @$c;
+  lstat($path) or next;
+  !-l _ && ($kind eq "file" ? !-d _ : -d _) or broke("$path was changed while the sandbox was made");
+  if ($kind eq "pin") {
+    syscall($mount, $path, $path, 0, 0x1000, 0) == 0 or broke("mount: $path cannot be bound: $!");
+  } elsif ($kind eq "dir") {
+    # MS_RDONLY | MS_NOSUID | MS_NODEV, owned by the shell (bwrap's --tmpfs is its user's)
+    my ($type, $data) = ("tmpfs", "mode=0755,uid=$uid,gid=$gid");
+    syscall($mount, $type, $path, $type, 0x1 | 0x2 | 0x4, $data) == 0
+      or broke("mount: $path cannot be covered: $!");
+  } else {
+    # /dev/null, read-only before it is attached (a remount would not reach the copies)
+    my $null = "/dev/null";
+    my $fd = syscall(428, -100, $null, 1 | 0x80000);
+    $fd >= 0 or broke("/dev/null cannot be cloned: $!");
+    my ($attr, $empty) = (pack("QQQQ", 0x1, 0, 0, 0), "");
+    syscall(442, $fd, $empty, 0x1000, $attr, 32) == 0 or broke("/dev/null cannot be made read-only: $!");
+    syscall(429, $fd, $empty, -100, $path, 4) == 0 or broke("mount: $path cannot be covered: $!");
+    syscall($close, $fd + 0);
+  }
+}
 my $ready;
 open($ready, ">", "$dir/ready") and close($ready) or broke("$dir/ready: $!");
-# The runner's part: a runner already gone (it could not join the cgroup) reads none of it,
-# and says why itself. (SIGPIPE ignored from here on only: an ignored signal is inherited
-# through exec, and the runner, forked before, must hand bwrap and the command the default.)
+# The rest goes to the runner, or to bwrap's shell: a runner already gone (it could not join
+# the cgroup, bwrap failed) reads none of it, and says why itself. (SIGPIPE ignored from here
+# on only: an ignored signal is inherited through exec, and the runner, forked before, must
+# hand bwrap and the command the default.)
 $SIG{PIPE} = "IGNORE";
-for (my $at = $cut + 1; $at < length $call;) {
+while ($at < length $call) {
   my $wrote = syswrite($go_w, $call, length($call) - $at, $at);
   last unless $wrote;
   $at += $wrote;
@@ -320,11 +361,6 @@ for (my $at = $cut + 1; $at < length $call;) {
 close $go_w;
 waitpid($runner, 0) == $runner or fail("wait: $!");
 my $rc = ($? & 127) ? 128 + ($? & 127) : $? >> 8;
-if ($direct) {
-  my $said = do { local $/; <$status_r> };
-  print STDERR "$mark\n" if defined $said && $said =~ /"exit-code"/;
-}
-close $status_r;
 sub names {
   my $h;
   opendir($h, $_[0]) or die "$_[0]: $!\n";
@@ -362,14 +398,16 @@ quit($rc);
 
 /**
  * The perl arguments (after the program) of the set-up for `roots` under the scratch `base`,
- * the runner joining the pids cgroup whose member list is `procs`: nothing of the call, so the same arguments mean the same set-up (`_bash_park.ts` compares
- * them). Throws when a root cannot be read.
+ * the runner joining the pids cgroup whose member list is `procs`, and starting bwrap `ahead`
+ * when given: nothing of the call, so the same arguments mean the same set-up
+ * (`_bash_park.ts` compares them). Throws when a root cannot be read.
  */
 export function rootOverlayArgs(
   identity: ShellIdentity,
   base: string,
   roots: readonly string[],
   procs: string | undefined,
+  ahead?: Ahead,
 ): string[] {
   const calls = CALLS[Deno.build.arch];
   if (calls === undefined) {
@@ -398,12 +436,13 @@ export function rootOverlayArgs(
     String(calls.dup3),
     String(calls.exitGroup),
     String(calls.close),
-    SET_UP_DONE,
     procs ?? "",
+    ahead?.filter === undefined ? "" : hex(ahead.filter),
     String(roots.length),
     String(specs.length / 5),
     ...specs,
     ...ids,
+    ...(ahead?.argv ?? []),
   ];
 }
 
@@ -413,28 +452,48 @@ function rootId(root: string): string {
   return Number.isSafeInteger(dev) && Number.isSafeInteger(ino) ? `${dev}:${ino}` : "-";
 }
 
+/** The bytes as hexadecimal digits (perl's `pack("H*")` reads them back). */
+function hex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** A cover the set-up mounts over the overlay at the call (see `callCovers` in `_sandbox.ts`). */
+export interface Cover {
+  /** `pin`: a directory bound onto itself; `dir`: an empty read-only tmpfs; `file`: /dev/null. */
+  readonly kind: "pin" | "dir" | "file";
+  readonly path: string;
+}
+
 /**
  * The call, as the program reads it on stdin: its length, then the scratch directory `dir`,
- * whether the argv is bwrap's own with the filter at descriptor 3 and the status channel at 4
- * (`direct`), whether to drop to the shell's ids, the argv, the seccomp filter.
+ * the covers (how many, then each kind and path), then the runner's part — with bwrap started
+ * ahead, the script its shell reads (`script`); otherwise whether to drop to the shell's ids,
+ * the argv and the seccomp filter bwrap loads from its stdin.
  */
 export function rootOverlayCall(
   dir: string,
-  direct: boolean,
-  drop: boolean,
-  argv: readonly string[],
-  filter: Uint8Array | undefined,
+  covers: readonly Cover[],
+  part: { readonly script: string } | {
+    readonly drop: boolean;
+    readonly argv: readonly string[];
+    readonly filter: Uint8Array | undefined;
+  },
 ): Uint8Array {
-  const fields = [dir, direct ? "1" : "0", drop ? "1" : "0", String(argv.length), ...argv];
-  for (const field of fields) {
+  const fields = [dir, String(covers.length), ...covers.flatMap((c) => [c.kind, c.path])];
+  if (!("script" in part)) {
+    fields.push(part.drop ? "1" : "0", String(part.argv.length), ...part.argv);
+  }
+  for (const field of "script" in part ? [...fields, part.script] : fields) {
     if (field.includes("\0")) throw new Error("an argument holds a NUL byte");
   }
-  const head = new TextEncoder().encode(fields.map((f) => `${f}\0`).join(""));
-  const length = head.length + (filter?.length ?? 0);
-  const prefix = new TextEncoder().encode(`${length}\0`);
+  const encoder = new TextEncoder();
+  const head = encoder.encode(fields.map((f) => `${f}\0`).join(""));
+  const tail = "script" in part ? encoder.encode(part.script) : part.filter;
+  const length = head.length + (tail?.length ?? 0);
+  const prefix = encoder.encode(`${length}\0`);
   const out = new Uint8Array(prefix.length + length);
   out.set(prefix);
   out.set(head, prefix.length);
-  if (filter !== undefined) out.set(filter, prefix.length + head.length);
+  if (tail !== undefined) out.set(tail, prefix.length + head.length);
   return out;
 }

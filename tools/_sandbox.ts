@@ -22,7 +22,7 @@ import {
   type ShellIdentity,
 } from "./_identity.ts";
 import { READY_FD, RESOLV_FD, type UserNet, userNetArgv } from "./_usernet.ts";
-import { DIRECT_FDS } from "./_overlay_root.ts";
+import { type Cover, PARKED_SECCOMP_FD } from "./_overlay_root.ts";
 
 /** A path to hide, already resolved by the caller. */
 export interface HiddenPath {
@@ -276,18 +276,38 @@ export function feed(child: Deno.ChildProcess, bytes: Uint8Array): Promise<void>
 }
 
 /**
+ * The covers bwrap started ahead leaves to the root overlay's set-up (see `_overlay_root.ts`),
+ * which mounts them over the overlays at the call, outermost first: the directories between a
+ * root and a hidden path inside it (see `pinned`), then the hidden paths inside a root.
+ */
+export function callCovers(sandbox: Sandbox, roots: readonly string[]): Cover[] {
+  return [
+    ...pinned(sandbox.hide, roots).map((path) => ({ kind: "pin" as const, path })),
+    ...sandbox.hide.filter((h) => inRoot(h.path, roots)).map((h) => ({
+      kind: h.kind,
+      path: h.path,
+    })),
+  ];
+}
+
+function inRoot(path: string, roots: readonly string[]): boolean {
+  return roots.some((root) => under(path, root));
+}
+
+/**
  * The bwrap arguments that run `argv` inside the sandbox, in `cwd`. With a pids limit, the
  * cgroup's member list is the only writable file of the cgroup tree inside; `argv` must
  * write its own pid there first (`bash.ts` does), so every process it starts is counted.
- * With `direct`, the filter and the status channel are at `DIRECT_FDS`; otherwise the filter
- * is on stdin.
+ * With `ahead` (bwrap started before the call: see `_overlay_root.ts`), the filter is at
+ * `PARKED_SECCOMP_FD` and the covers inside the roots are left out (`callCovers` are mounted
+ * over the overlays at the call); otherwise the filter is on stdin.
  */
 export function sandboxArgs(
   sandbox: Sandbox,
   roots: readonly string[],
   cwd: string,
   argv: readonly string[],
-  direct = false,
+  ahead = false,
 ): string[] {
   const args = [
     "--ro-bind",
@@ -310,11 +330,13 @@ export function sandboxArgs(
   // Roots after /tmp, so a workspace under /tmp stays visible; hidden paths last, so they
   // stay hidden even inside a root.
   for (const root of roots) args.push("--bind", root, root);
-  for (const dir of pinned(sandbox.hide, roots)) args.push("--bind", dir, dir);
+  if (!ahead) { for (const dir of pinned(sandbox.hide, roots)) args.push("--bind", dir, dir); }
   for (const hidden of sandbox.hide) {
+    const inside = inRoot(hidden.path, roots);
+    if (ahead && inside) continue;
     // /tmp is a fresh tmpfs: outside the roots there is nothing under it to hide (and a
     // mount point made there would only show the name).
-    if (under(hidden.path, "/tmp") && !roots.some((root) => under(hidden.path, root))) continue;
+    if (under(hidden.path, "/tmp") && !inside) continue;
     if (hidden.kind === "dir") args.push("--tmpfs", hidden.path, "--remount-ro", hidden.path);
     else args.push("--ro-bind", "/dev/null", hidden.path);
   }
@@ -342,8 +364,7 @@ export function sandboxArgs(
     // whose link the command waits for (the number is put in by `_usernet.ts`).
     ...(sandbox.network ? [] : ["--unshare-net"]),
     ...(sandbox.network && sandbox.userNet !== undefined ? ["--block-fd", READY_FD] : []),
-    ...(sandbox.seccomp === undefined ? [] : ["--seccomp", direct ? DIRECT_FDS.seccomp : "0"]),
-    ...(direct ? ["--json-status-fd", DIRECT_FDS.status] : []),
+    ...(sandbox.seccomp === undefined ? [] : ["--seccomp", ahead ? PARKED_SECCOMP_FD : "0"]),
     "--die-with-parent",
     "--new-session",
     "--chdir",

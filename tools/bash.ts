@@ -22,6 +22,7 @@ import { defineTool, ToolError } from "./define.ts";
 import { parseFields, requireNonEmpty } from "./_input.ts";
 import { HeadTail } from "./_truncate.ts";
 import {
+  callCovers,
   feed,
   procsToJoinInside,
   procsToJoinOutside,
@@ -44,7 +45,6 @@ import {
 } from "./_overlay.ts";
 import { formatDuration } from "./_duration.ts";
 import { SCOPE_ABSTRACT_PERL } from "./_landlock.ts";
-import { SET_UP_DONE } from "./_overlay_root.ts";
 import { findReaper, JOIN_SLOT, reap, type Slot, takeSlot } from "./_reaper.ts";
 import { DEFAULT_BASH_MAX_OUTPUT_BYTES, DEFAULT_BASH_TIMEOUT_MS } from "./limits.ts";
 import type { Tool, ToolContext } from "./types.ts";
@@ -64,16 +64,14 @@ const DRAIN_GRACE_MS = 500;
 /** Size of the one buffer output is read into. */
 const READ_BUFFER_BYTES = 65_536;
 /**
- * What the set-up writes on stderr once it is done (every namespace, mount, filter and cgroup
- * in place): the shell inside the sandbox, just before it runs the command, or, when bwrap
- * runs the command itself (as root under the overlay), the root overlay's program once bwrap
- * said it had started the command. stderr is the set-up's own: everything before the shell
- * (perl, setpriv, unshare, bwrap) writes its failures there, or on stdout when nothing comes
- * between bwrap and the command; the command cannot write to it (the shell has joined it to
- * stdout by then, or it never had it). Its absence after a normal exit means the command never
- * ran: the status is the set-up's, not the command's.
+ * What the shell inside the sandbox writes on stderr just before it runs the command, once the
+ * set-up is done (every namespace, mount, filter and cgroup in place). stderr is the set-up's
+ * own: everything before the shell (perl, setpriv, unshare, bwrap) writes its failures there;
+ * the command cannot write to it (the shell has joined it to stdout by then). Its absence
+ * after a normal exit means the command never ran: the status is the set-up's, not the
+ * command's.
  */
-const STARTED = SET_UP_DONE;
+export const STARTED = "rousseau-bash-set-up-done";
 /** How much of the set-up's stderr is kept for the report. */
 const SETUP_TEXT_BYTES = 8192;
 
@@ -378,6 +376,25 @@ function shellArgv(
   ];
 }
 
+/** `text` as one single-quoted word of sh. */
+function quoted(text: string): string {
+  return `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The script the shell of bwrap started ahead reads (`sh -s`) once the overlays and covers are
+ * in place: into the working directory (only now: bwrap's own `--chdir` would have entered the
+ * directory under the overlay), `OLDPWD` put back as the environment had it (`cd` sets it),
+ * the set-up's end mark on its own channel (see `STARTED`), then the command's shell, stdin
+ * /dev/null and stderr joined to stdout, as `shellArgv`'s does. One line: sh parses a whole
+ * line before it runs any of it.
+ */
+function aheadScript(command: string, cwd: string, oldpwd: string | undefined): string {
+  const back = oldpwd === undefined ? "unset OLDPWD" : `OLDPWD=${quoted(oldpwd)}`;
+  return `cd -- ${quoted(cwd)} || exit 125; ${back}; echo ${STARTED} >&2; ` +
+    `exec </dev/null 2>&1 ${SHELL} -c -- ${quoted(command)}\n`;
+}
+
 /** A sandbox set-up that failed before the command ran (see `setupFailure`). */
 class SetUpFailure extends ToolError {}
 
@@ -513,21 +530,29 @@ async function runShell(
   signal.throwIfAborted();
   const slot = reaper === undefined ? undefined : takeSlot(reaper);
   // As root under the overlay with nothing to do between bwrap and the command (no cgroup to
-  // join from inside, no Landlock scope, no network set-up around bwrap), bwrap runs the
-  // command itself and the set-up says whether it started it (see `DIRECT_FDS`): one shell
-  // start fewer per call.
-  const direct = sandbox !== undefined && prepared?.input !== undefined &&
+  // join from inside, no Landlock scope, no network set-up around bwrap), bwrap is started
+  // with the set-up, ahead of the call when the set-up was parked: the sandbox is made by
+  // then, and its shell reads the call (see `aheadScript`).
+  const ahead = sandbox !== undefined && prepared?.input !== undefined &&
     procsToJoinInside(sandbox) === undefined &&
     !(sandbox.network && (sandbox.scopeAbstract !== undefined || sandbox.userNet !== undefined));
-  const shell = direct ? [SHELL, "-c", "--", command] : shellArgv(command, setsid, sandbox, slot);
+  const shell = ahead ? [SHELL, "-s"] : shellArgv(command, setsid, sandbox, slot);
   const wrap = (exec: readonly string[]) => withNetwork(sandbox!, exec);
   const bwrapArgs = sandbox === undefined || prepared === undefined
     ? undefined
-    : sandboxArgs(sandbox, workspace.roots, cwd, shell, direct);
+    : sandboxArgs(sandbox, workspace.roots, ahead ? "/" : cwd, shell, ahead);
   const { program, args } = sandbox === undefined
     ? { program: SHELL, args: shell.slice(1) }
     : prepared !== undefined
-    ? { program: prepared.program, args: prepared.argv(sandbox.bwrap, bwrapArgs!, wrap) }
+    ? {
+      program: prepared.program,
+      args: prepared.argv(
+        sandbox.bwrap,
+        bwrapArgs!,
+        wrap,
+        ahead ? { filter: sandbox.seccomp } : undefined,
+      ),
+    }
     : sandboxCommand(sandbox, workspace.roots, cwd, shell);
   const options: Omit<Deno.CommandOptions, "stdin"> = {
     args,
@@ -548,7 +573,18 @@ async function runShell(
     // As root under the overlay: the set-up does not depend on the call, so it may have been
     // started ahead (`_bash_park.ts`); the call is handed to it on stdin. The next call's is
     // started beside this one: calls that follow each other at once find it ready.
-    const input = prepared.input(sandbox.bwrap, bwrapArgs!, wrap, sandbox.seccomp, direct);
+    const input = prepared.input(
+      sandbox.bwrap,
+      bwrapArgs!,
+      wrap,
+      sandbox.seccomp,
+      ahead
+        ? {
+          covers: callCovers(sandbox, workspace.roots),
+          script: aheadScript(command, cwd, env.OLDPWD),
+        }
+        : undefined,
+    );
     const key = JSON.stringify([program, options.args, options.cwd, options.env]);
     const start = () => new Deno.Command(program, { ...options, stdin: "piped" }).spawn();
     child = takeParked(key) ?? start();

@@ -139,13 +139,14 @@ Deno.test("no descriptor of rousseau's leaks in: no file, socket or directory is
   assert(targets.every((t) => /^(\/dev\/null|pipe:\[\d+\])$/.test(t)), run.stdout);
 });
 
-Deno.test("the command holds none of the set-up's descriptors: not the filter's, not bwrap's status channel", async () => {
+Deno.test("the command holds none of the set-up's descriptors: not the filter's, not the call's pipe", async () => {
   await using s = await seat();
-  // As root under the overlay bwrap runs the command itself, told to read the seccomp filter
-  // at descriptor 3 and to report the command's end at 4 (`DIRECT_FDS`): it must close both
-  // before the command runs, or the command could write a status of its own.
+  // As root under the overlay bwrap is started ahead of the call, told to read the seccomp
+  // filter at descriptor 3 (`PARKED_SECCOMP_FD`), its shell reading the call on stdin: the
+  // filter's descriptor must be closed and stdin be /dev/null when the command runs.
   const run = await s.bash(
-    'for n in 3 4 5 6 7 8 9; do [ -e "/proc/$$/fd/$n" ] && echo "open: $n"; done; echo checked',
+    'for n in 3 4 5 6 7 8 9; do [ -e "/proc/$$/fd/$n" ] && echo "open: $n"; done; ' +
+      'in=$(readlink /proc/$$/fd/0); [ "$in" = /dev/null ] || echo "stdin: $in"; echo checked',
   );
   assertEquals(run.stdout, "checked\n", run.stderr);
 });

@@ -17,7 +17,8 @@ import { serveMcp } from "../_helpers/mcp_client.ts";
 import { resolveSandbox } from "../../cli/layers/sandbox.ts";
 import { createWorkerHost, createWorkspace, DEFAULT_LIMITS } from "../../tools/mod.ts";
 import type { ChangeSet } from "../../tools/types.ts";
-import { OVERLAY_ROOT_PERL, SET_UP_DONE } from "../../tools/_overlay_root.ts";
+import { OVERLAY_ROOT_PERL } from "../../tools/_overlay_root.ts";
+import { STARTED } from "../../tools/bash.ts";
 import { prepareOverlay, removeTree } from "../../tools/_overlay.ts";
 import { fitSandbox, procsToJoinOutside, type Sandbox, sandboxArgs } from "../../tools/_sandbox.ts";
 
@@ -276,15 +277,10 @@ Deno.test("the root overlay's set-up runs a call as soon as the call is whole, w
       ...(procs === undefined ? {} : { procs }),
     });
     dir = prepared.dir;
-    const bwrapArgs = sandboxArgs(
-      sandbox,
-      roots,
-      root,
-      ["/bin/sh", "-c", "--", "echo framed"],
-      true,
-    );
+    // bwrap started ahead, as bash does it as root: its shell reads the script.
+    const bwrapArgs = sandboxArgs(sandbox, roots, "/", ["/bin/sh", "-s"], true);
     child = new Deno.Command(prepared.program, {
-      args: prepared.argv(sandbox.bwrap, bwrapArgs),
+      args: prepared.argv(sandbox.bwrap, bwrapArgs, undefined, { filter: sandbox.seccomp }),
       cwd: root,
       clearEnv: true,
       env: ENV,
@@ -293,7 +289,10 @@ Deno.test("the root overlay's set-up runs a call as soon as the call is whole, w
       stderr: "piped",
     }).spawn();
     const writer = child.stdin.getWriter();
-    await writer.write(prepared.input!(sandbox.bwrap, bwrapArgs, undefined, sandbox.seccomp, true));
+    const script = `cd ${root} && echo ${STARTED} >&2 && exec 2>&1 /bin/sh -c 'echo framed'\n`;
+    await writer.write(
+      prepared.input!(sandbox.bwrap, bwrapArgs, undefined, sandbox.seccomp, { covers: [], script }),
+    );
     // stdin stays open: the command's output must come all the same.
     const reader = child.stdout.getReader();
     let out = "";
@@ -311,7 +310,7 @@ Deno.test("the root overlay's set-up runs a call as soon as the call is whole, w
     const [status, stderr] = await Promise.all([child.status, new Response(child.stderr).text()]);
     child = undefined;
     assertEquals(status.code, 0, stderr);
-    assertEquals(stderr, `${SET_UP_DONE}\n`);
+    assertEquals(stderr, `${STARTED}\n`);
   } finally {
     clearTimeout(timeout);
     try {
