@@ -93,14 +93,17 @@ interface Bench extends AsyncDisposable {
  * In the temp dir `top`: a root `ws` owned by root, a state directory, and the CLI's sandbox for
  * them (overlay, unprivileged shell).
  */
-async function rootSandbox(top: string): Promise<{ root: string; sandbox: Sandbox }> {
+async function rootSandbox(
+  top: string,
+  inside: (root: string) => Promise<string[]> = () => Promise.resolve([]),
+): Promise<{ root: string; sandbox: Sandbox }> {
   await Deno.chmod(top, 0o755);
   const root = join(top, "ws");
   const stateDir = join(top, "state");
   await Deno.mkdir(root, { mode: 0o755 });
   await Deno.mkdir(stateDir);
   const report = await resolveSandbox(
-    { values: {}, stateDir, protectedPaths: [stateDir] },
+    { values: {}, stateDir, protectedPaths: [stateDir, ...await inside(root)] },
     { PATH: ENV.PATH },
   );
   assert(report.sandbox?.overlay !== undefined, `no overlay here: ${report.overlayProblem}`);
@@ -108,11 +111,14 @@ async function rootSandbox(top: string): Promise<{ root: string; sandbox: Sandbo
   return { root, sandbox: report.sandbox };
 }
 
-/** A root owned by root, the CLI's sandbox for it (overlay, unprivileged shell), a worker. */
-async function bench(): Promise<Bench> {
+/**
+ * A root owned by root, the CLI's sandbox for it (overlay, unprivileged shell), a worker;
+ * `inside` makes paths in the root that the sandbox hides (as rousseau's own files are).
+ */
+async function bench(inside?: (root: string) => Promise<string[]>): Promise<Bench> {
   const top = await Deno.makeTempDir({ prefix: "rousseau-test-" });
   try {
-    const { root, sandbox } = await rootSandbox(top);
+    const { root, sandbox } = await rootSandbox(top, inside);
     const tmp = join(top, "tmp");
     await Deno.mkdir(tmp);
     const workspace = await createWorkspace([root]);
@@ -209,6 +215,48 @@ Deno.test("a parked bash set-up shows the workspace as it is at the call, not as
     output: "new-root.txt\nthe new root\n",
     isError: false,
   });
+});
+
+Deno.test("a parked bash sandbox hides the protected paths inside the workspace: not readable, not writable, not replaceable", async () => {
+  // The sandbox is made before the call, the workspace then still without its overlay: the
+  // covers inside it are mounted over the overlay at the call. Without them the command would
+  // see the files; mounted by bwrap ahead they would lie under the overlay (issue 15, item 2;
+  // google-gemini/gemini-cli#29216: a settings directory with credentials mounted into the
+  // sandbox).
+  await using b = await bench(async (root) => {
+    await Deno.mkdir(join(root, ".github"));
+    await Deno.writeTextFile(join(root, ".github", "rousseau.yaml"), "secret-config\n");
+    await Deno.mkdir(join(root, ".rousseau"));
+    await Deno.writeTextFile(join(root, ".rousseau", "audit.jsonl"), "secret-audit\n");
+    return [join(root, ".github", "rousseau.yaml"), join(root, ".rousseau")];
+  });
+  assertEquals(await b.bash("true"), { output: "", isError: false });
+  const parked = await until(
+    "a parked set-up",
+    () => waiting(setUps(Deno.pid, b.scratch), b.scratch) && setUps(Deno.pid, b.scratch),
+  );
+  const run = await b.bash(
+    [
+      "cat .github/rousseau.yaml .rousseau/audit.jsonl",
+      "ls -A .rousseau",
+      "echo planted > .github/rousseau.yaml",
+      "echo planted > .rousseau/audit.jsonl",
+      "mv .github .github.old",
+      "mv .rousseau .rousseau.old",
+      "rm -rf .github .rousseau",
+      "echo end",
+    ].join("; "),
+  );
+  await until("the parked set-up to be used", () => parked.every((pid) => !alive(pid)));
+  assert(run.output.includes("end\n"), run.output);
+  assert(!run.output.includes("secret-"), run.output);
+  assertEquals(
+    await Deno.readTextFile(join(b.root, ".github", "rousseau.yaml")),
+    "secret-config\n",
+  );
+  assertEquals(await Deno.readTextFile(join(b.root, ".rousseau", "audit.jsonl")), "secret-audit\n");
+  const names = (await Array.fromAsync(Deno.readDir(b.root))).map((e) => e.name).sort();
+  assertEquals(names, [".github", ".rousseau"]);
 });
 
 Deno.test("a parked bash set-up dies with its worker and leaves nothing in the scratch directory or $TMPDIR", async () => {
