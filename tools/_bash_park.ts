@@ -5,13 +5,11 @@
  * call (session, namespaces, id mappings, the clones of the trees) and then waits on its stdin;
  * the call hands it the rest, and only bwrap and the shell start on the call's time.
  *
- * Up to two chains are parked, for one set-up (see `DEPTH`): a call takes the oldest only when
- * it was started with exactly the call's program, arguments, working directory and environment
- * (the arguments name the roots by device and inode, their owners, the home directory, the
- * covers, bwrap's own arguments), and only if it is still alive; otherwise they are killed and
- * a fresh one starts. A chain taken is never parked again: its stdin ends with the call it was
- * handed. One more is started once a call is handed over, and once more when a call ends if
- * fewer than two are parked.
+ * One chain at most is parked, for one set-up: a call takes it only when it was started with
+ * exactly the call's program, arguments, working directory and environment (the arguments
+ * name the roots by device and inode, their owners, the home directory, the covers), and only
+ * if it is still alive; otherwise it is killed and a fresh one starts. A chain taken is
+ * never parked again: its stdin ends with the call it was handed.
  *
  * A parked chain holds no temporary file (the call's scratch directory is made at the call)
  * and no overlay (mounted only when the call is handed over, so a change to the workspace
@@ -37,14 +35,7 @@ interface Parked {
   exited: boolean;
 }
 
-/**
- * How many chains are kept parked. Two: back to back, a call's own run leaves the chain started
- * beside it too little time to be made (bwrap's set-up included) before the next call comes;
- * the one started a call earlier is ready by then.
- */
-const DEPTH = 2;
-
-let parked: Parked[] = [];
+let parked: Parked | undefined;
 
 /** Kills a parked chain and releases its pipes. */
 function discard(chain: Parked): void {
@@ -58,34 +49,30 @@ function discard(chain: Parked): void {
   chain.child.stderr.cancel().catch(() => {});
 }
 
-/** Keeps the chains started for `key` that are alive; every other one is killed. */
-function keepOnly(key: string): void {
-  const keep = parked.filter((chain) => chain.key === key && !chain.exited);
-  for (const chain of parked) if (!keep.includes(chain)) discard(chain);
-  parked = keep;
-}
-
 /**
- * The oldest parked chain started for `key` that is alive, taken out of the pool; chains
- * started for another key are killed.
+ * The parked chain when it was started for `key` and is alive; any other parked chain is
+ * killed. Either way nothing stays parked.
  */
 export function takeParked(key: string): Deno.ChildProcess | undefined {
-  keepOnly(key);
-  const chain = parked.shift();
+  const chain = parked;
+  parked = undefined;
   if (chain === undefined) return undefined;
-  chain.child.ref();
-  return chain.child;
+  if (chain.key === key && !chain.exited) {
+    chain.child.ref();
+    return chain.child;
+  }
+  discard(chain);
+  return undefined;
 }
 
 /**
- * Parks one more chain for `key`, started by `spawn`, when parking is on and fewer than
- * `DEPTH` are parked (chains for another key are killed first). A failure to start leaves
- * nothing more parked: a call then starts its own and reports.
+ * Parks a chain for `key`, started by `spawn`, in place of any parked one (when parking is
+ * on). A failure to start leaves nothing parked: the call then starts its own and reports.
  */
 export function park(key: string, spawn: () => Deno.ChildProcess): void {
   if (!enabled) return;
-  keepOnly(key);
-  if (parked.length >= DEPTH) return;
+  if (parked !== undefined) discard(parked);
+  parked = undefined;
   let child: Deno.ChildProcess;
   try {
     child = spawn();
@@ -96,12 +83,12 @@ export function park(key: string, spawn: () => Deno.ChildProcess): void {
   // A parked chain keeps nothing alive: the worker may end while one waits.
   child.unref();
   child.status.then(() => chain.exited = true, () => chain.exited = true);
-  parked.push(chain);
+  parked = chain;
 }
 
-/** Kills the parked chains, if any (the next call starts its own). */
+/** Kills the parked chain, if any (the next call starts its own). */
 export function disposeParked(): void {
-  const chains = parked;
-  parked = [];
-  for (const chain of chains) discard(chain);
+  const chain = parked;
+  parked = undefined;
+  if (chain !== undefined) discard(chain);
 }

@@ -569,12 +569,10 @@ async function runShell(
     detached: setsid === undefined && prepared?.input === undefined,
   };
   let child: Deno.ChildProcess;
-  let topUp: (() => void) | undefined;
   if (sandbox !== undefined && prepared?.input !== undefined) {
     // As root under the overlay: the set-up does not depend on the call, so it may have been
-    // started ahead (`_bash_park.ts`); the call is handed to it on stdin. The next calls' are
-    // started beside this one and after it: calls that follow each other at once find one
-    // ready.
+    // started ahead (`_bash_park.ts`); the call is handed to it on stdin. The next call's is
+    // started beside this one: calls that follow each other at once find it ready.
     const input = prepared.input(
       sandbox.bwrap,
       bwrapArgs!,
@@ -593,18 +591,12 @@ async function runShell(
     // Parked only once the call is handed over: starting a process holds this thread for
     // milliseconds, and the call's bytes would wait behind it.
     feed(child, input).then(() => park(key, start));
-    topUp = () => park(key, start);
   } else {
     child = sandbox === undefined
       ? new Deno.Command(program, { ...options, stdin: "null" }).spawn()
       : spawnSandboxed(sandbox, program, options);
   }
-  try {
-    return await collect(child, context, program, slot, prepared);
-  } finally {
-    // After the result has left (a start holds this thread for milliseconds).
-    if (topUp !== undefined) setTimeout(topUp, 0);
-  }
+  return await collect(child, context, program, slot, prepared);
 }
 
 /**
