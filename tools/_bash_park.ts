@@ -2,8 +2,10 @@
  * The next bash call's set-up, started ahead (once a call is handed over, beside it, so calls
  * that follow each other at once, and those after the model thought, find it ready): as root under the
  * overlay, the perl program of `_overlay_root.ts` does everything that does not depend on the
- * call (session, namespaces, id mappings, the clones of the trees) and then waits on its stdin;
- * the call hands it the rest, and only bwrap and the shell start on the call's time.
+ * call (session, namespaces, id mappings, the clones of the trees, bwrap and its sandbox, when
+ * nothing has to run between bwrap and the command) and then waits on its stdin; the call
+ * hands it the rest, and only the overlay, the covers over it and the command's shell start on
+ * the call's time.
  *
  * One chain at most is parked, for one set-up: a call takes it only when it was started with
  * exactly the call's program, arguments, working directory and environment (the arguments

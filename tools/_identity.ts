@@ -123,6 +123,14 @@ sub clone_tree {
   }
   return [$fd, $dst];
 }
+# Makes the directory $_[0] and those above it that are missing (below a cover, in its tmpfs).
+sub make_dirs {
+  my $at = "";
+  for my $part (grep { length } split m{/}, $_[0]) {
+    $at .= "/$part";
+    -d $at or mkdir($at, 0755) or fail("$at cannot be made: $!");
+  }
+}
 # Mounts a cloned tree (or a cover) at its mount point.
 sub place_tree {
   my ($fd, $dst) = @{$_[0]};
@@ -133,13 +141,7 @@ sub place_tree {
     return;
   }
   # Below a cover the mount point is made (in the tmpfs); elsewhere it exists.
-  if (!-e $dst) {
-    my $at = "";
-    for my $part (grep { length } split m{/}, $dst) {
-      $at .= "/$part";
-      -d $at or mkdir($at, 0755) or fail("$at cannot be made: $!");
-    }
-  }
+  make_dirs($dst) unless -e $dst;
   my $empty = "";
   # move_mount(fd, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH)
   syscall(429, $fd, $empty, -100, $dst, 4) == 0 or fail("$dst cannot be mounted over: $!");

@@ -146,6 +146,14 @@ my (@roots, @ids);
 for (1 .. $nroots) { push @roots, shift @ARGV; push @ids, shift @ARGV }
 # What is left is bwrap's argv when bwrap is started ahead (see step 4): none, at the call.
 my @ahead = @ARGV;
+# A pipe's read end holding the seccomp filter $_[0], its write end closed (a few hundred
+# bytes: they fit the pipe).
+sub filled {
+  pipe(my $r, my $w) or fail("pipe: $!");
+  syswrite($w, $_[0]) == length($_[0]) or fail("the seccomp filter: $!");
+  close $w;
+  return $r;
+}
 # One NUL-ended field of the text $_[0] refers to, from the offset $_[1] refers to (moved past it).
 sub field {
   my ($text, $at) = @_;
@@ -208,14 +216,7 @@ for my $i (0 .. $#roots) {
 }
 place_tree($_) for @trees;
 # Below a cover (a directory the unprivileged shell could not pass) a root is made there.
-for my $r (@roots) {
-  next if -d $r;
-  my $path = "";
-  for my $part (grep { length } split m{/}, $r) {
-    $path .= "/$part";
-    -d $path or mkdir($path, 0755) or fail("mkdir: cannot create directory '$path': $!");
-  }
-}
+-d $_ or make_dirs($_) for @roots;
 # With bwrap started ahead, each root becomes a mount point of its own, shared: bwrap's mount
 # namespace receives what is mounted on it later (bwrap makes its copies slaves), so the
 # call's overlay, and the covers over it, reach the sandbox already made (MS_BIND, then
@@ -264,10 +265,7 @@ if ($runner == 0) {
     open(STDIN, "<&", $go_r) or fail("stdin: $!");
     close $go_r;
     if (length $filter) {
-      pipe($filter_r, my $filter_w) or fail("pipe: $!");
-      my $bytes = pack("H*", $filter);
-      syswrite($filter_w, $bytes) == length($bytes) or fail("the seccomp filter: $!");
-      close $filter_w;
+      $filter_r = filled(pack("H*", $filter));
       my $high = fcntl($filter_r, 1030, 10) or fail("fcntl: $!");
       syscall($dup3, $high + 0, ${PARKED_SECCOMP_FD}, 0) == ${PARKED_SECCOMP_FD} or fail("dup3: $!");
     }
@@ -280,11 +278,9 @@ if ($runner == 0) {
     @argv = map { field(\$part, \$at) } 1 .. $argc;
     my $bytes = substr($part, $at);
     if (length $bytes) {
-      # A few hundred bytes: they fit the pipe. bwrap reads it (--seccomp 0); the command's
-      # own stdin is then /dev/null (bash.ts redirects it).
-      pipe(my $pipe_r, my $pipe_w) or fail("pipe: $!");
-      syswrite($pipe_w, $bytes) == length($bytes) or fail("the seccomp filter: $!");
-      close $pipe_w;
+      # bwrap reads it (--seccomp 0); the command's own stdin is then /dev/null (bash.ts
+      # redirects it).
+      my $pipe_r = filled($bytes);
       open(STDIN, "<&", $pipe_r) or fail("stdin: $!");
       close $pipe_r;
     }
