@@ -42,6 +42,8 @@ export interface Settings {
   readonly dir: string;
   /** The seed of the generated grep tree of the live rows (`--seed`, else picked at random). */
   readonly seed: number;
+  /** Whether peers (pi) are installed into `dir` and measured beside us (not `--no-peers`). */
+  readonly peers: boolean;
 }
 
 /** The temp files every row shares, removed on dispose. */

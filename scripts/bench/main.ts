@@ -5,8 +5,8 @@
  *
  * 1. grep against ripgrep (`grep.ts`): `bench/results.md`, `bench/results.json`;
  * 2. the runtime rows (`runtime.ts`: cold start, per-call cost, tool calls beside the best
- *    peer, bash, memory, agent overhead, MCP, live and whole-process grep on a seeded tree):
- *    `bench/runtime.md`, `bench/runtime.json`;
+ *    peer and beside pi, bash, memory, agent overhead, MCP, live and whole-process grep on a
+ *    seeded tree): `bench/runtime.md`, `bench/runtime.json`;
  * 3. bash under the overlay against the mirror, bare bwrap and bare sh in 10k- and 100k-file
  *    git repositories (`overlay.ts`): `bench/overlay.md`, `bench/overlay.json`;
  * 4. start-up through the npm package's `rousseau` bin beside `deno task cli` (`npm.ts`,
@@ -18,8 +18,9 @@
  *
  * Options: `--quick`, `--runs N` (both passed to each suite), `--only ROW[,ROW]` (`grep`, `overlay`, `npm`, or
  * a runtime group or row id such as `cold`, `calls`, `mcp_sequential`; repeatable), `--out
- * DIR` (default `bench/`), `--dir DIR` (tree cache, default `.bench/`), `--seed N` (the runtime
- * suite's generated grep tree; picked at random and printed when absent).
+ * DIR` (default `bench/`), `--dir DIR` (tree cache and pi's install, default `.bench/`),
+ * `--seed N` (the runtime suite's generated grep tree; picked at random and printed when
+ * absent), `--no-peers` (the runtime suite's peer rows do not install and measure pi).
  *
  * @module
  */
@@ -64,6 +65,7 @@ export async function main(args: readonly string[] = Deno.args): Promise<void> {
       out: { type: "string" },
       dir: { type: "string" },
       seed: { type: "string" },
+      "no-peers": { type: "boolean", default: false },
     },
   });
   const only = values.only.flatMap((o) => o.split(",")).map((o) => o.trim()).filter(Boolean);
@@ -83,6 +85,7 @@ export async function main(args: readonly string[] = Deno.args): Promise<void> {
       ...common,
       ...(runtime.length > 0 ? ["--only", runtime.join(",")] : []),
       ...(values.seed === undefined ? [] : ["--seed", values.seed]),
+      ...(values["no-peers"] ? ["--no-peers"] : []),
     ]);
   }
   if (overlay) await suite("overlay.ts", common);

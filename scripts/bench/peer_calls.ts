@@ -2,7 +2,10 @@
  * Runtime rows `peer`: what one tool call costs the model (it sends the call, it gets the
  * result), median ms, for read, edit, write, bash (`sh test.sh`) and grep, through a live
  * `rousseau mcp` and through `rousseau run` against a loopback model, beside the best peer's
- * figure for the same call (a constant: see {@linkcode PEER}).
+ * figure for the same call (a constant: see {@linkcode PEER}); and `rousseau run` beside pi
+ * itself (`_pi.ts`), installed into the bench's cache dir and measured in the same run, its
+ * series interleaved with ours in the same project against the same loopback model (rows
+ * without a target: issue 28's targets are the constants; `--no-peers` skips pi).
  *
  * @module
  */
@@ -20,6 +23,7 @@ import {
   type Settings,
 } from "./_common.ts";
 import { callText, connect, type Connected } from "./mcp.ts";
+import { type Pi, PI_VERSION, piInput, piSeries, preparePi } from "./_pi.ts";
 import { type Breakdown, log, round, type Row } from "./table.ts";
 
 const TOOLS = ["read", "edit", "write", "bash", "grep"] as const;
@@ -40,7 +44,10 @@ const PEER_SOURCE = "pi 0.73, measured side by side with us in one run by the te
   "scripted 12-step loopback task (issue 28); a constant, not measured here";
 
 const MODES = ["mcp", "run"] as const;
-const IDS = MODES.flatMap((m) => TOOLS.map((t) => `peer_${m}_${t}`));
+/** What a round runs per tool, in order: ours through `mcp`, ours in `run`, pi. */
+const SERIES = [...MODES, "pi"] as const;
+type Series = typeof SERIES[number];
+const IDS = SERIES.flatMap((s) => TOOLS.map((t) => `peer_${s}_${t}`));
 
 /** A small project: a file to read, one to edit, one to write, a test script, sources. */
 interface Project {
@@ -232,16 +239,28 @@ async function measure(fx: Fixture, settings: Settings): Promise<[Row[], Breakdo
   const runs = settings.quick ? 1 : settings.runs;
   const n = settings.quick ? 5 : 30;
   const project = await createProject(fx);
-  const fields = (mode: typeof MODES[number], tool: ToolName) => ({
-    id: `peer_${mode}_${tool}`,
-    group: "peer" as const,
-    name: mode === "mcp"
-      ? `\`${tool}\` call through a live \`rousseau mcp\`, median`
-      : `\`${tool}\` call in \`rousseau run\` against a loopback model, median`,
-    unit: "ms/call",
-    "comparison_name": `the best peer's \`${tool}\` call (pi 0.73, issue 28; a constant)`,
-    target: `<= 1.0x (${PEER[tool]} ms)`,
-  });
+  const fields = (series: Series, tool: ToolName) =>
+    series === "pi"
+      ? {
+        id: `peer_pi_${tool}`,
+        group: "peer" as const,
+        name: `\`${tool}\` call in \`rousseau run\` beside pi ${PI_VERSION} in the same run, ` +
+          "same loopback model, median",
+        unit: "ms/call",
+        "comparison_name": `pi ${PI_VERSION}'s \`${tool}\` call, measured in the same run ` +
+          "(same project, same loopback model)",
+        target: "-",
+      }
+      : {
+        id: `peer_${series}_${tool}`,
+        group: "peer" as const,
+        name: series === "mcp"
+          ? `\`${tool}\` call through a live \`rousseau mcp\`, median`
+          : `\`${tool}\` call in \`rousseau run\` against a loopback model, median`,
+        unit: "ms/call",
+        "comparison_name": `the best peer's \`${tool}\` call (pi 0.73, issue 28; a constant)`,
+        target: `<= 1.0x (${PEER[tool]} ms)`,
+      };
   const samples = new Map<string, number[]>(IDS.map((id) => [id, []]));
   const inRun = new Map<ToolName, number[]>(TOOLS.map((t) => [t, []]));
   const failed = new Map<string, string>();
@@ -254,17 +273,30 @@ async function measure(fx: Fixture, settings: Settings): Promise<[Row[], Breakdo
   } catch (error) {
     for (const t of TOOLS) failed.set(`peer_mcp_${t}`, `rousseau mcp: ${message(error)}`);
   }
+  let pi: Pi | undefined;
+  if (settings.peers) {
+    try {
+      pi = await preparePi(settings.dir, join(fx.home, "pi"));
+    } catch (error) {
+      for (const t of TOOLS) failed.set(`peer_pi_${t}`, `pi not measured: ${message(error)}`);
+    }
+  } else {
+    for (const t of TOOLS) failed.set(`peer_pi_${t}`, "pi not measured: `--no-peers`");
+  }
   try {
     // A warm-up round, then `runs` rounds; each round runs every series once, interleaved.
     for (let round = 0; round <= runs; round++) {
       log(`  per-call cost: ${round === 0 ? "warm-up" : `run ${round}/${runs}`}`);
       for (const tool of TOOLS) {
-        for (const mode of MODES) {
-          const id = `peer_${mode}_${tool}`;
+        for (const series of SERIES) {
+          const id = `peer_${series}_${tool}`;
           if (failed.has(id)) continue;
           try {
-            if (mode === "mcp") {
+            if (series === "mcp") {
               const times = await mcpSeries(server!, project, tool, n);
+              if (round > 0) samples.get(id)!.push(...times);
+            } else if (series === "pi") {
+              const times = await piSeries(pi!, project, tool, n);
               if (round > 0) samples.get(id)!.push(...times);
             } else {
               const times = await runSeries(fx, project, tool, n);
@@ -283,22 +315,44 @@ async function measure(fx: Fixture, settings: Settings): Promise<[Row[], Breakdo
   } finally {
     await server?.close().catch(() => {});
   }
-  const shown = (tool: ToolName) =>
+  const shown = (tool: ToolName, series: Series = "run") =>
     JSON.stringify(
-      project.input(tool, 0),
+      series === "pi" ? piInput(tool, project.input(tool, 0)) : project.input(tool, 0),
       (key, value) => key === "content" ? `(${value.length} characters)` : value,
     ).replaceAll(project.root, "DIR");
   const figures = new Map<string, number>();
-  const rows = MODES.flatMap((mode) =>
+  for (const [id, times] of samples) {
+    if (!failed.has(id) && times.length > 0) figures.set(id, median(times));
+  }
+  const besidePi = (tool: ToolName): Row => {
+    const ran = failed.get(`peer_run_${tool}`);
+    const why = failed.get(`peer_pi_${tool}`) ??
+      (ran === undefined ? undefined : `rousseau run failed: ${ran}`);
+    if (why !== undefined) return missingRow(fields("pi", tool), why);
+    const ours = samples.get(`peer_run_${tool}`)!;
+    const theirs = samples.get(`peer_pi_${tool}`)!;
+    return makeRow(
+      {
+        ...fields("pi", tool),
+        note: `medians of ${ours.length} calls each (${runs} series of ${n} after a warm-up ` +
+          `series, pi's interleaved with ours), the same calls as \`peer_run_${tool}\`, pi's ` +
+          `input \`${shown(tool, "pi")}\`; how pi is run: the breakdown below`,
+      },
+      median(ours),
+      median(theirs),
+      () => null,
+    );
+  };
+  const rows = SERIES.flatMap((series) =>
     TOOLS.map((tool) => {
-      const id = `peer_${mode}_${tool}`;
+      if (series === "pi") return besidePi(tool);
+      const id = `peer_${series}_${tool}`;
       const why = failed.get(id);
-      if (why !== undefined) return missingRow(fields(mode, tool), why);
+      if (why !== undefined) return missingRow(fields(series, tool), why);
       const times = samples.get(id)!;
-      figures.set(id, median(times));
       return makeRow(
         {
-          ...fields(mode, tool),
+          ...fields(series, tool),
           note: `median of ${times.length} calls (${runs} series of ${n} after a warm-up ` +
             `series), input \`${shown(tool)}\`; how it is timed: the breakdown below`,
         },
@@ -322,6 +376,10 @@ async function measure(fx: Fixture, settings: Settings): Promise<[Row[], Breakdo
         name: `\`${tool}\`, \`rousseau run\`: its \`tool_use\` line to its \`tool_result\` line`,
         value: inRun.get(tool)!.length === 0 ? null : round(median(inRun.get(tool)!), 2),
       },
+      {
+        name: `\`${tool}\`, pi ${PI_VERSION} in the same run`,
+        value: figures.has(`peer_pi_${tool}`) ? round(figures.get(`peer_pi_${tool}`)!, 2) : null,
+      },
       { name: `\`${tool}\`, the best peer (constant)`, value: PEER[tool] },
     ]),
     note: "MCP: each `tools/call` timed by the SDK client from request sent to result back, " +
@@ -334,7 +392,13 @@ async function measure(fx: Fixture, settings: Settings): Promise<[Row[], Breakdo
       "its events (`--output stream-json`); the time from a `tool_use` line to its " +
       "`tool_result` line, as the bench reads them, is the gate and the tool inside `run`, " +
       "the rest of its figure is the model's reply and the loop. The workspace is " +
-      `a small project (40 source files, a test script). The peer's figures: ${PEER_SOURCE}.`,
+      "a small project (40 source files, a test script). pi: one `pi -p --mode json` " +
+      `(${PI_VERSION}, npm, installed by the bench into \`<--dir>/peers/pi-${PI_VERSION}\`, run by ` +
+      "the machine's Node.js) per series, with a private home whose `models.json` has one " +
+      "provider, the same loopback model; it runs pi's read, bash, edit, write and grep in the " +
+      "same project with the same inputs (edit in pi's shape), its series interleaved with ours " +
+      "and timed the same way; bash runs unsandboxed in pi, under rousseau's default sandbox in ours. Every " +
+      `result must not be an error, in both. The constant peer's figures: ${PEER_SOURCE}.`,
   };
   return [rows, [breakdown]];
 }

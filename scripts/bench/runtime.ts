@@ -11,7 +11,8 @@
  * - **peer** (`peer_calls.ts`): one `read`, `edit`, `write`, `bash` (`sh test.sh`) and `grep`
  *   call as the model sees it (call sent to result back, median ms), through a live `rousseau
  *   mcp` and in `rousseau run` against a loopback model, beside the best peer's figures (pi 0.73,
- *   constants from issue 28).
+ *   constants from issue 28); and `rousseau run` beside pi 0.73.1 itself (`_pi.ts`: installed
+ *   with npm into `--dir`, driven by the same loopback model in the same run), without a target.
  * - **bash** (`bash.ts`): `bash {"command":"true"}` through the gate, unsandboxed and under bwrap,
  *   against spawning `/bin/sh -c true` with `Deno.Command`.
  * - **memory** (`memory.ts`): peak RSS of a fresh process making one call (bash printing 1 GiB, read of a
@@ -34,8 +35,9 @@
  *
  * Options: `--runs N` (default 5; cold start does 2N), `--quick` (tiny sizes and one run,
  * for the smoke test), `--only ROW[,ROW]` (a group above or a row id; repeatable), `--out
- * DIR` (default `bench/`), `--dir DIR` (tree cache, default `.bench/`), `--seed N` (the live
- * rows' generated tree; picked at random when absent, printed on stderr and in the notes).
+ * DIR` (default `bench/`), `--dir DIR` (tree cache and pi's install, default `.bench/`),
+ * `--seed N` (the live rows' generated tree; picked at random when absent, printed on stderr
+ * and in the notes), `--no-peers` (pi is neither installed nor measured; its rows say so).
  *
  * @module
  */
@@ -99,6 +101,7 @@ export async function main(args: readonly string[] = Deno.args): Promise<Row[]> 
       out: { type: "string", default: join(REPO, "bench") },
       dir: { type: "string", default: join(REPO, ".bench") },
       seed: { type: "string" },
+      "no-peers": { type: "boolean", default: false },
     },
   });
   const runs = values.runs === undefined ? (values.quick ? 1 : 5) : Number(values.runs);
@@ -112,7 +115,13 @@ export async function main(args: readonly string[] = Deno.args): Promise<Row[]> 
     throw new Error(`bench: --seed: not a non-negative integer: ${values.seed}`);
   }
   log(`bench: seed ${seed} (--seed ${seed} reproduces the generated tree)`);
-  const settings: Settings = { quick: values.quick, runs, dir: values.dir, seed };
+  const settings: Settings = {
+    quick: values.quick,
+    runs,
+    dir: values.dir,
+    seed,
+    peers: !values["no-peers"],
+  };
   const wanted = selection(values.only);
   const rows: Row[] = [];
   const breakdowns: Breakdown[] = [];

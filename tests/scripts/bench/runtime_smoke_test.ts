@@ -13,7 +13,7 @@ const ROWS = [
   "cold_tool_read_floor",
   "read_calls",
   "read_calls_in_flight",
-  ...["mcp", "run"].flatMap((mode) =>
+  ...["mcp", "run", "pi"].flatMap((mode) =>
     ["read", "edit", "write", "bash", "grep"].map((tool) => `peer_${mode}_${tool}`)
   ),
   "bash_true",
@@ -52,12 +52,19 @@ async function run(
   return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
 }
 
-// Only checks that the benchmark runs and reports every row; timings are never asserted.
+// Only checks that the benchmark runs and reports every row; timings are never asserted. The
+// peer pi is not installed (`--no-peers`: no registry in tests), its rows say so.
 Deno.test("bench runtime.ts --quick writes a table and JSON with every row", async () => {
   const dir = await Deno.makeTempDir({ prefix: "rousseau-bench-runtime-" });
   try {
     const out = join(dir, "out");
-    const result = await run(RUNTIME, ["--quick", "--out", out, "--dir", dir, "--seed", "7"]);
+    const result = await run(RUNTIME, [
+      ..."--quick --no-peers --seed 7".split(" "),
+      "--out",
+      out,
+      "--dir",
+      dir,
+    ]);
     assertEquals(result.code, 0, result.stderr);
     assertStringIncludes(result.stdout, "seed 7 (`--seed 7` reproduces the tree)");
     assertEquals(json(await Deno.readTextFile(join(dir, "live-300-s7-v1.ok"))).files, 300);
@@ -76,7 +83,9 @@ Deno.test("bench runtime.ts --quick writes a table and JSON with every row", asy
       // A row without a figure must say why (bwrap missing, the MCP server not answering).
       assert(typeof row.ours === "number" || typeof row.note === "string", `row ${row.id}`);
       assertStringIncludes(result.stdout, `\`${row.id}\``);
+      if (row.id.startsWith("peer_pi_")) assertEquals(row.note, "pi not measured: `--no-peers`");
     }
+    assertEquals(await Deno.stat(join(dir, "peers")).then(() => true, () => false), false);
     assert(Array.isArray(report.breakdowns) && report.breakdowns.length === 5, "5 breakdowns");
 
     // The same seed reuses the tree; another seed's tree replaces it.
@@ -113,7 +122,13 @@ Deno.test("bench --only runs the selected runtime row and no grep suite", async 
   const dir = await Deno.makeTempDir({ prefix: "rousseau-bench-all-" });
   try {
     const out = join(dir, "out");
-    const result = await run(ALL, ["--quick", "--only", "cold_start", "--out", out, "--dir", dir]);
+    const result = await run(ALL, [
+      ..."--quick --no-peers --only cold_start".split(" "),
+      "--out",
+      out,
+      "--dir",
+      dir,
+    ]);
     assertEquals(result.code, 0, result.stderr);
     const json = JSON.parse(await Deno.readTextFile(join(out, "runtime.json")));
     assertEquals(json.rows.map((r: { id: string }) => r.id), ["cold_start"]);
