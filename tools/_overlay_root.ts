@@ -43,8 +43,9 @@
  *    drops to the shell's uid and gid with no other groups (when asked) and execs the argv;
  * 7. once the runner has ended (bwrap returns only when its PID namespace is gone: nothing the
  *    command started is alive), writes each root's deletion listing, exactly as
- *    `_overlay.ts`'s shell does, closes its output, says the runner's status (128 + n for a
- *    signal, as a shell says it) to the parent and exits with it; the parent waits for it
+ *    `_overlay.ts`'s shell does, says the runner's status (128 + n for a signal, as a shell
+ *    says it) on stderr (`ENDED`), closes its output (the parent closed its own copies when it
+ *    forked it), says the status to the parent and exits with it; the parent waits for it
  *    (see there) and exits with its status. Nothing of the command is alive by then. Both end
  *    with `exit_group` (see `quit`).
  *
@@ -63,6 +64,14 @@ import { type ShellIdentity, TREES_PERL, treeSpecs } from "./_identity.ts";
  * and bwrap closes it before its shell runs (`sandboxArgs` in `_sandbox.ts` names it to bwrap).
  */
 export const PARKED_SECCOMP_FD = "3";
+
+/**
+ * The set-up's last line on its own channel (stderr), `ENDED <status>`: the runner's status
+ * (128 + n for a signal), said once nothing of the command is alive and the deletion listings
+ * are written, just before its output pipes close. Its processes exit a few milliseconds later
+ * (the mount namespace's teardown): `bash.ts` need not wait for that.
+ */
+export const ENDED = "rousseau-bash-set-up-ended";
 
 /** bwrap started ahead, with the set-up: its argv (its shell reads the call) and filter. */
 export interface Ahead {
@@ -179,13 +188,17 @@ my $init = fork() // fail("fork: $!");
 if ($init) {
   close $alive_r;
   close $done_w;
+  # Only the init's copies of the output pipes are left: they end when it says it is done (see
+  # ENDED), not when this process has exited.
   close STDIN;
+  close STDOUT;
+  close STDERR;
   # The init says its status once its work is done (the listing written, its output closed),
   # then exits. Wait for it all the same: until it has exited, its mount namespace holds the
   # overlay, and the upper directory's blocks stay taken on the state directory's disk (a full
   # disk then refused the call's own audit line).
   my $said = <$done_r>;
-  waitpid($init, 0) == $init or fail("wait: $!");
+  waitpid($init, 0) == $init or exit(125);
   my $status = $?;
   quit($status >> 8) unless $status & 127;
   # Ended by a signal: so does this process, as unshare(1) does.
@@ -385,7 +398,9 @@ for my $i (0 .. $#roots) {
   };
   ($out && close($out) && $ok) or do { my $f; open($f, ">", "$dir/$i/failed") and close($f) };
 }
-# Done: the output pipes closed (the call's output ends here), then the status to the parent.
+# Done: the status on the set-up's channel, the output pipes closed (the call's output ends
+# here), then the status to the parent.
+print STDERR "${ENDED} $rc\n";
 close STDOUT;
 close STDERR;
 syswrite($done_w, "$rc\n");

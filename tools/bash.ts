@@ -43,6 +43,7 @@ import {
   removeTree,
   setupProblem,
 } from "./_overlay.ts";
+import { ENDED } from "./_overlay_root.ts";
 import { formatDuration } from "./_duration.ts";
 import { SCOPE_ABSTRACT_PERL } from "./_landlock.ts";
 import { findReaper, JOIN_SLOT, reap, type Slot, takeSlot } from "./_reaper.ts";
@@ -445,8 +446,24 @@ async function runCommand(input: BashInput, context: ToolContext): Promise<strin
   try {
     return await runShell(input, context, prepared);
   } finally {
+    // A set-up that said how the command ended may not have exited yet: until it has, its
+    // mount namespace holds the overlay, and what the command wrote keeps its blocks on the
+    // state directory's disk (a full disk then refused the call's own audit line). An empty
+    // upper layer holds none: its scratch directory goes at once.
+    const exit = setupExits.get(prepared);
+    if (exit !== undefined && wroteAnything(prepared)) await exit;
     removeTree(prepared.dir);
   }
+}
+
+/** The exit of each set-up that said how its command ended before it exited (see `collect`). */
+const setupExits = new WeakMap<PreparedOverlay, Promise<unknown>>();
+
+/** The status in the set-up's `ENDED` line (see `_overlay_root.ts`), if it said one. */
+function endedStatus(said: string): ShellStatus | undefined {
+  const line = said.split("\n").findLast((l) => l.startsWith(`${ENDED} `));
+  const code = line === undefined ? NaN : Number(line.slice(ENDED.length + 1));
+  return Number.isInteger(code) && code >= 0 && code <= 255 ? { code, signal: null } : undefined;
 }
 
 /** True when the command wrote anything to an upper layer. */
@@ -661,16 +678,30 @@ async function collect(
   // Sandboxed: what the set-up said on stderr, and whether the shell said it was done.
   const setup = sandbox === undefined ? undefined : new HeadTail(SETUP_TEXT_BYTES);
   let status: ShellStatus;
+  /** The set-up said how the command ended (`ENDED`) before it had itself exited. */
+  let early = false;
   try {
     const reading = Promise.all([
       drain(child.stdout, output, stopReading),
       setup === undefined ? undefined : drain(child.stderr, setup, stopReading),
     ]);
     try {
-      status = await child.status.catch(unnamedSignal);
+      const exited = child.status.catch(unnamedSignal).then((s) => ({ s, early: false }));
+      // As root under the overlay, the set-up's last words say how the command ended, with
+      // nothing of it alive, and its output ends with them: the teardown of its mount
+      // namespace, which its exit waits for, is not on the call's time (see runCommand).
+      const said = setup === undefined || prepared?.input === undefined
+        ? undefined
+        : reading.then(() => endedStatus(setup.text()), () => undefined)
+          .then((s) => s === undefined ? exited : { s, early: true });
+      const first = await (said === undefined ? exited : Promise.race([exited, said]));
+      status = first.s;
+      early = first.early;
+      if (early) setupExits.set(prepared!, child.status.catch(() => {}));
     } finally {
       // The shell is gone: anything it left running dies now, and its output is collected.
-      finish("exit");
+      // (Ended early, nothing of the command is alive, and the set-up ends by itself.)
+      if (!early) finish("exit");
       await Promise.all([reading, killing]);
     }
   } finally {
@@ -695,7 +726,7 @@ async function collect(
     throw new ToolError(NAME, withLine(text, `${NAME}: cancelled`) + discarded);
   }
   if (setup !== undefined) {
-    const said = setup.text().split("\n");
+    const said = setup.text().split("\n").filter((line) => !line.startsWith(`${ENDED} `));
     if (!said.includes(STARTED)) throw setupFailure(status, said.join("\n"), text, prepared);
   }
   if (prepared !== undefined) {

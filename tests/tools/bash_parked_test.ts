@@ -17,7 +17,7 @@ import { serveMcp } from "../_helpers/mcp_client.ts";
 import { resolveSandbox } from "../../cli/layers/sandbox.ts";
 import { createWorkerHost, createWorkspace, DEFAULT_LIMITS } from "../../tools/mod.ts";
 import type { ChangeSet } from "../../tools/types.ts";
-import { OVERLAY_ROOT_PERL } from "../../tools/_overlay_root.ts";
+import { ENDED, OVERLAY_ROOT_PERL } from "../../tools/_overlay_root.ts";
 import { STARTED } from "../../tools/bash.ts";
 import { prepareOverlay, removeTree } from "../../tools/_overlay.ts";
 import { fitSandbox, procsToJoinOutside, type Sandbox, sandboxArgs } from "../../tools/_sandbox.ts";
@@ -307,9 +307,18 @@ Deno.test("a parked bash set-up hands the command the default SIGPIPE, fresh and
   }
 });
 
-Deno.test("the root overlay's set-up runs a call as soon as the call is whole, with its stdin still open", async () => {
-  // The call says its length first: the set-up must not wait for its stdin to end (the worker
-  // closes it only after a turn of its event loop, which the next set-up's start may hold).
+/** The root overlay's set-up program, started as bash starts it as root (bwrap ahead). */
+interface SetUp {
+  readonly root: string;
+  readonly child: Deno.ChildProcess;
+  /** Hands it the call whose sandboxed shell runs `script` (stdin stays open). */
+  call(script: string): Promise<void>;
+  /** Its stdout up to and including `text` (to its end without), waiting at most 30 s. */
+  readUntil(text?: string): Promise<string>;
+}
+
+/** Runs `body` with a set-up started in a temp directory; kills and removes it all after. */
+async function withSetUp(body: (setUp: SetUp) => Promise<void>): Promise<void> {
   const top = await Deno.makeTempDir({ prefix: "rousseau-test-" });
   let child: Deno.ChildProcess | undefined;
   let dir: string | undefined;
@@ -336,29 +345,41 @@ Deno.test("the root overlay's set-up runs a call as soon as the call is whole, w
       stdout: "piped",
       stderr: "piped",
     }).spawn();
-    const writer = child.stdin.getWriter();
-    const script = `cd ${root} && echo ${STARTED} >&2 && exec 2>&1 /bin/sh -c 'echo framed'\n`;
-    await writer.write(
-      prepared.input!(sandbox.bwrap, bwrapArgs, undefined, sandbox.seccomp, { covers: [], script }),
-    );
-    // stdin stays open: the command's output must come all the same.
-    const reader = child.stdout.getReader();
-    let out = "";
-    const decoder = new TextDecoder();
+    const started = child;
+    const writer = started.stdin.getWriter();
     const timer = new Promise<"late">((resolve) => timeout = setTimeout(resolve, 30_000, "late"));
-    while (!out.includes("framed\n")) {
-      const next = await Promise.race([reader.read(), timer]);
-      if (next === "late") throw new Error(`waited 30 s for the command's output; got: ${out}`);
-      if (next.done) break;
-      out += decoder.decode(next.value);
-    }
-    assertEquals(out, "framed\n");
-    reader.releaseLock();
-    await writer.close();
-    const [status, stderr] = await Promise.all([child.status, new Response(child.stderr).text()]);
+    await body({
+      root,
+      child: started,
+      call: (script) =>
+        writer.write(
+          prepared.input!(sandbox.bwrap, bwrapArgs, undefined, sandbox.seccomp, {
+            covers: [],
+            script,
+          }),
+        ),
+      async readUntil(text) {
+        const reader = started.stdout.getReader();
+        let out = "";
+        const decoder = new TextDecoder();
+        try {
+          while (text === undefined || !out.includes(text)) {
+            const next = await Promise.race([reader.read(), timer]);
+            if (next === "late") {
+              throw new Error(`waited 30 s for the command's output; got: ${out}`);
+            }
+            if (next.done) break;
+            out += decoder.decode(next.value);
+          }
+        } finally {
+          reader.releaseLock();
+        }
+        return out;
+      },
+    });
+    await writer.close().catch(() => {});
+    await started.status;
     child = undefined;
-    assertEquals(status.code, 0, stderr);
-    assertEquals(stderr, `${STARTED}\n`);
   } finally {
     clearTimeout(timeout);
     try {
@@ -370,6 +391,49 @@ Deno.test("the root overlay's set-up runs a call as soon as the call is whole, w
     if (dir !== undefined) removeTree(dir);
     await Deno.remove(top, { recursive: true });
   }
+}
+
+Deno.test("the root overlay's set-up runs a call as soon as the call is whole, with its stdin still open", async () => {
+  // The call says its length first: the set-up must not wait for its stdin to end (the worker
+  // closes it only after a turn of its event loop, which the next set-up's start may hold).
+  await withSetUp(async ({ root, child, call, readUntil }) => {
+    await call(`cd ${root} && echo ${STARTED} >&2 && exec 2>&1 /bin/sh -c 'echo framed'\n`);
+    // stdin stays open: the command's output must come all the same.
+    assertEquals(await readUntil("framed\n"), "framed\n");
+    await child.stdin.close().catch(() => {});
+    const [status, stderr] = await Promise.all([child.status, new Response(child.stderr).text()]);
+    assertEquals(status.code, 0, stderr);
+    assertEquals(stderr, `${STARTED}\n${ENDED} 0\n`);
+  });
+});
+
+Deno.test("the root overlay's set-up says how the command ended and ends its output before it exits itself", async () => {
+  // bash returns on the set-up's last words (ENDED, then the end of its output), not on its
+  // exit, which waits for its mount namespace's teardown. The set-up's parent is stopped here:
+  // it cannot exit, and its output must end all the same, with the command's status.
+  await withSetUp(async ({ root, child, call, readUntil }) => {
+    // The parent closes its copies of the output once it has forked the init, which then waits
+    // for the call: stopped from here on, it cannot exit before the call is over.
+    await until("the set-up's parent without stdout and stderr", () => {
+      const fds = [...Deno.readDirSync(`/proc/${child.pid}/fd`)].map((e) => e.name);
+      return !fds.includes("1") && !fds.includes("2");
+    });
+    Deno.kill(child.pid, "SIGSTOP");
+    try {
+      await call(`cd ${root} && echo ${STARTED} >&2 && exec 2>&1 /bin/sh -c 'echo ran; exit 3'\n`);
+      const [out, stderr] = await Promise.all([
+        readUntil(),
+        new Response(child.stderr).text(),
+      ]);
+      assertEquals(out, "ran\n");
+      assertEquals(stderr, `${STARTED}\n${ENDED} 3\n`);
+      assert(argvOf(child.pid) !== undefined, "the stopped parent is still there");
+    } finally {
+      Deno.kill(child.pid, "SIGCONT");
+    }
+    await child.stdin.close().catch(() => {});
+    assertEquals((await child.status).code, 3);
+  });
 });
 
 Deno.test("the worker asks the host about an empty change set only when the host judges one", async () => {
