@@ -459,10 +459,14 @@ async function runCommand(input: BashInput, context: ToolContext): Promise<strin
 /** The exit of each set-up that said how its command ended before it exited (see `collect`). */
 const setupExits = new WeakMap<PreparedOverlay, Promise<unknown>>();
 
-/** The status in the set-up's `ENDED` line (see `_overlay_root.ts`), if it said one. */
+/**
+ * The status in the set-up's `ENDED` line (see `_overlay_root.ts`), if that is the last thing
+ * it said: nothing can follow it, and a line before it is not the set-up's.
+ */
 function endedStatus(said: string): ShellStatus | undefined {
-  const line = said.split("\n").findLast((l) => l.startsWith(`${ENDED} `));
-  const code = line === undefined ? NaN : Number(line.slice(ENDED.length + 1));
+  const line = said.trimEnd().split("\n").at(-1) ?? "";
+  const digits = line.startsWith(`${ENDED} `) ? line.slice(ENDED.length + 1) : "";
+  const code = /^[0-9]{1,3}$/.test(digits) ? Number(digits) : NaN;
   return Number.isInteger(code) && code >= 0 && code <= 255 ? { code, signal: null } : undefined;
 }
 
