@@ -1,7 +1,8 @@
 /**
  * What every row family of the runtime suite shares: the CLI's command line, the fixture
  * (a workspace with one small file, private config homes), the contender timing that runs a
- * row's contenders interleaved, and the row constructors.
+ * row's contenders interleaved, the row constructors, and the reading and ending of a series'
+ * agent process (`rousseau run`, pi).
  *
  * @module
  */
@@ -222,4 +223,32 @@ export function expectOk(
   if (result.isError || (want !== undefined && result.output !== want)) {
     throw new Error(`bench: ${what} failed: ${result.output.slice(0, 300)}`);
   }
+}
+
+/** Lines of `stream` as they arrive, each with the time it was read. */
+export async function* stampedLines(
+  stream: ReadableStream<Uint8Array>,
+): AsyncGenerator<{ line: string; at: number }> {
+  let rest = "";
+  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+    const at = performance.now();
+    const lines = (rest + chunk).split("\n");
+    rest = lines.pop()!;
+    for (const line of lines) yield { line, at };
+  }
+  if (rest !== "") yield { line: rest, at: performance.now() };
+}
+
+/**
+ * Ends a series' process cut short by an error: killed and reaped, its stderr read, so nothing
+ * outlives the series when the error goes on.
+ */
+export async function endSeries(child: Deno.ChildProcess, stderr: Promise<string>): Promise<void> {
+  try {
+    child.kill("SIGKILL");
+  } catch {
+    // already gone
+  }
+  await child.status;
+  await stderr.catch(() => {});
 }

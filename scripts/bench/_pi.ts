@@ -9,6 +9,7 @@
 
 import { join } from "node:path";
 import { startFakeAnthropic, type Step } from "../../tests/_helpers/fake_providers.ts";
+import { endSeries, stampedLines } from "./_common.ts";
 import { log } from "./table.ts";
 
 export const PI_PACKAGE = "@mariozechner/pi-coding-agent";
@@ -108,17 +109,6 @@ export function piInput(tool: PiTool, ours: Record<string, string>): Record<stri
   return { path: ours.path, edits: [{ oldText: ours.old_string, newText: ours.new_string }] };
 }
 
-/** Lines of `stream` as they arrive. */
-async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  let rest = "";
-  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-    const parts = (rest + chunk).split("\n");
-    rest = parts.pop()!;
-    yield* parts;
-  }
-  if (rest !== "") yield rest;
-}
-
 /**
  * One `pi -p --mode json` whose loopback model (the Anthropic wire format) asks for `n` calls of
  * `tool` in `project` (reset first), then answers; resolves to each call's ms as the model sees
@@ -171,7 +161,7 @@ export async function piSeries(
   const stderr = new Response(child.stderr).text();
   let results = 0;
   try {
-    for await (const line of lines(child.stdout)) {
+    for await (const { line } of stampedLines(child.stdout)) {
       // Only the results are parsed: the other events (streamed message parts) are most lines.
       if (!line.startsWith('{"type":"tool_execution_end"')) continue;
       const event = JSON.parse(line) as {
@@ -185,14 +175,7 @@ export async function piSeries(
       results++;
     }
   } catch (error) {
-    // Nothing outlives the series: the process is ended and reaped before the error goes on.
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // already gone
-    }
-    await child.status;
-    await stderr.catch(() => {});
+    await endSeries(child, stderr);
     throw error;
   }
   const status = await child.status;

@@ -15,12 +15,14 @@ import { startFakeAnthropic, type Step } from "../../tests/_helpers/fake_provide
 import {
   CLI,
   cliEnv,
+  endSeries,
   type Fixture,
   makeRow,
   message,
   missingRow,
   type Section,
   type Settings,
+  stampedLines,
 } from "./_common.ts";
 import { callText, connect, type Connected } from "./mcp.ts";
 import { type Pi, PI_VERSION, piInput, piSeries, preparePi } from "./_pi.ts";
@@ -127,20 +129,6 @@ async function mcpSeries(
   return times;
 }
 
-/** Lines of `stream` as they arrive, each with the time it was read. */
-async function* stampedLines(
-  stream: ReadableStream<Uint8Array>,
-): AsyncGenerator<{ line: string; at: number }> {
-  let rest = "";
-  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-    const at = performance.now();
-    const lines = (rest + chunk).split("\n");
-    rest = lines.pop()!;
-    for (const line of lines) yield { line, at };
-  }
-  if (rest !== "") yield { line: rest, at: performance.now() };
-}
-
 /** Per-call times of one series in `rousseau run`. */
 interface RunTimes {
   /** As the model sees a call: from one request it receives to the next. */
@@ -215,14 +203,7 @@ async function runSeries(
       }
     }
   } catch (error) {
-    // Nothing outlives the series: the process is ended and reaped before the error goes on.
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // already gone
-    }
-    await child.status;
-    await stderr.catch(() => {});
+    await endSeries(child, stderr);
     throw error;
   }
   const status = await child.status;
