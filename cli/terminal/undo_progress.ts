@@ -2,7 +2,8 @@
  * What `chat` and `run` say while undo scans a large workspace (bash without the overlay:
  * every file is looked at before and after each call, and read on the first call): a status
  * label for the spinner, and once per process, after the first scan slower than
- * {@linkcode SLOW_SCAN_MS}, how to turn it off or avoid it.
+ * {@linkcode SLOW_SCAN_MS} or of {@linkcode LARGE_SCAN_FILES} files or more, how to turn it off
+ * or avoid it.
  *
  * @module
  */
@@ -11,6 +12,11 @@ import type { UndoProgress } from "../../agent/undo/mod.ts";
 
 /** A scan slower than this is worth a word on how to avoid it. */
 export const SLOW_SCAN_MS = 2_000;
+/**
+ * So is a scan of this many files, however fast it went: it is repeated around every bash
+ * call, and a fast disk today is not a promise (and what is said does not hang on a clock).
+ */
+export const LARGE_SCAN_FILES = 10_000;
 
 function count(n: number): string {
   return n.toLocaleString("en-US");
@@ -33,11 +39,12 @@ export function slowScanNote(files: number, ms: number): string {
     "overlay (tools.bash.overlay: auto, with bubblewrap) so only what a command changes is kept";
 }
 
-/** The note for the first slow scan that ends, once; undefined for every other event. */
+/** The note for the first slow or large scan that ends, once; undefined for every other event. */
 export function createSlowScanNotice(): (progress: UndoProgress) => string | undefined {
   let said = false;
   return (progress) => {
-    if (said || progress.type !== "scan_end" || progress.ms < SLOW_SCAN_MS) return undefined;
+    if (said || progress.type !== "scan_end") return undefined;
+    if (progress.ms < SLOW_SCAN_MS && progress.files < LARGE_SCAN_FILES) return undefined;
     said = true;
     return slowScanNote(progress.files, progress.ms);
   };
