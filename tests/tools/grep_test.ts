@@ -318,11 +318,27 @@ Deno.test("grep: cancellation fails with grep: cancelled", async (t) => {
       for (let i = 0; i < 40; i++) files[`big/f${i}.txt`] = big;
       await using slow = await tmpWorkspace({ files });
       const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(), 5);
-      const result = await slow.call("grep", { pattern: "[a-y]{26}", path: slow.root }, {
-        signal: controller.signal,
-      });
-      clearTimeout(timer);
+      // The walk's clock runs a millisecond a look, so the walk is well under way after a few
+      // looks and owes the event loop a turn a few looks later, however fast the machine reads
+      // (a real 5 ms timer lost that race here). The abort is a timer set mid-walk: only a walk
+      // that yields lets it run, and then the next file's check ends the call.
+      const realNow = performance.now;
+      let looks = 0;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      performance.now = () => {
+        if (++looks === 20) timer = setTimeout(() => controller.abort(), 0);
+        return realNow.call(performance) + looks;
+      };
+      let result;
+      try {
+        result = await slow.call("grep", { pattern: "[a-y]{26}", path: slow.root }, {
+          signal: controller.signal,
+        });
+      } finally {
+        performance.now = realNow;
+        clearTimeout(timer);
+      }
+      assert(looks > 20, `the walk looked at its clock ${looks} times`);
       assertEquals(result, { output: "grep: cancelled", isError: true });
     },
   );
