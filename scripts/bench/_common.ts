@@ -1,8 +1,8 @@
 /**
  * What every row family of the runtime suite shares: the CLI's command line, the fixture
  * (a workspace with one small file, private config homes), the contender timing that runs a
- * row's contenders interleaved, the row constructors, and the reading and ending of a series'
- * agent process (`rousseau run`, pi).
+ * row's contenders interleaved, the row constructors, and a series' agent process (`rousseau
+ * run`, pi): its loopback model's timed script, the reading of its output and its ending.
  *
  * @module
  */
@@ -19,6 +19,7 @@ import {
   type Workspace,
 } from "../../tools/mod.ts";
 import { GREP_V8_FLAGS } from "../../tools/grep.ts";
+import type { Step } from "../../tests/_helpers/fake_providers.ts";
 import { type Breakdown, type Group, log, round, type Row } from "./table.ts";
 
 export const REPO = fileURLToPath(new URL("../../", import.meta.url));
@@ -251,4 +252,40 @@ export async function endSeries(child: Deno.ChildProcess, stderr: Promise<string
   }
   await child.status;
   await stderr.catch(() => {});
+}
+
+/**
+ * A loopback model's script for one series: `n` replies asking for one call of `tool` each
+ * (the `i`th with `input(i)`), then a text answer; every request it receives is stamped.
+ */
+export interface TimedScript {
+  readonly steps: Step[];
+  /** How many requests the model has received so far. */
+  requests(): number;
+  /** Each call's ms as the model sees it: from one request it receives to the next. */
+  gaps(): number[];
+}
+
+/** The script of a series of `n` calls of `tool` (see {@linkcode TimedScript}). */
+export function timedScript(
+  tool: string,
+  n: number,
+  input: (i: number) => unknown,
+): TimedScript {
+  const stamps: number[] = [];
+  const steps: Step[] = [
+    ...Array.from({ length: n }, (_, i): Step => () => {
+      stamps.push(performance.now());
+      return { tools: [{ name: tool, input: input(i) }] };
+    }),
+    () => {
+      stamps.push(performance.now());
+      return { text: "done" };
+    },
+  ];
+  return {
+    steps,
+    requests: () => stamps.length,
+    gaps: () => stamps.slice(1).map((t, i) => t - stamps[i]!),
+  };
 }

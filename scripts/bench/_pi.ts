@@ -8,8 +8,8 @@
  */
 
 import { join } from "node:path";
-import { startFakeAnthropic, type Step } from "../../tests/_helpers/fake_providers.ts";
-import { endSeries, stampedLines } from "./_common.ts";
+import { startFakeAnthropic } from "../../tests/_helpers/fake_providers.ts";
+import { endSeries, stampedLines, timedScript } from "./_common.ts";
 import { log } from "./table.ts";
 
 export const PI_PACKAGE = "@mariozechner/pi-coding-agent";
@@ -122,18 +122,8 @@ export async function piSeries(
   n: number,
 ): Promise<number[]> {
   await project.reset();
-  const stamps: number[] = [];
-  const steps: Step[] = [
-    ...Array.from({ length: n }, (_, i): Step => () => {
-      stamps.push(performance.now());
-      return { tools: [{ name: tool, input: piInput(tool, project.input(tool, i)) }] };
-    }),
-    () => {
-      stamps.push(performance.now());
-      return { text: "done" };
-    },
-  ];
-  await using server = startFakeAnthropic(steps);
+  const script = timedScript(tool, n, (i) => piInput(tool, project.input(tool, i)));
+  await using server = startFakeAnthropic(script.steps);
   await Deno.writeTextFile(
     join(pi.agentDir, "models.json"),
     JSON.stringify({
@@ -179,11 +169,11 @@ export async function piSeries(
     throw error;
   }
   const status = await child.status;
-  if (status.code !== 0 || stamps.length !== n + 1 || results !== n) {
+  if (status.code !== 0 || script.requests() !== n + 1 || results !== n) {
     throw new Error(
-      `pi exited ${status.code} after ${stamps.length} model requests and ${results} tool ` +
+      `pi exited ${status.code} after ${script.requests()} model requests and ${results} tool ` +
         `results: ${(await stderr).slice(0, 400)}`,
     );
   }
-  return stamps.slice(1).map((t, i) => t - stamps[i]!);
+  return script.gaps();
 }

@@ -11,7 +11,7 @@
  */
 
 import { join } from "node:path";
-import { startFakeAnthropic, type Step } from "../../tests/_helpers/fake_providers.ts";
+import { startFakeAnthropic } from "../../tests/_helpers/fake_providers.ts";
 import {
   CLI,
   cliEnv,
@@ -23,6 +23,7 @@ import {
   type Section,
   type Settings,
   stampedLines,
+  timedScript,
 } from "./_common.ts";
 import { callText, connect, type Connected } from "./mcp.ts";
 import { type Pi, PI_VERSION, piInput, piSeries, preparePi } from "./_pi.ts";
@@ -150,18 +151,8 @@ async function runSeries(
   n: number,
 ): Promise<RunTimes> {
   await project.reset();
-  const stamps: number[] = [];
-  const steps: Step[] = [
-    ...Array.from({ length: n }, (_, i): Step => () => {
-      stamps.push(performance.now());
-      return { tools: [{ name: tool, input: project.input(tool, i) }] };
-    }),
-    () => {
-      stamps.push(performance.now());
-      return { text: "done" };
-    },
-  ];
-  await using server = startFakeAnthropic(steps);
+  const script = timedScript(tool, n, (i) => project.input(tool, i));
+  await using server = startFakeAnthropic(script.steps);
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       ...CLI,
@@ -207,13 +198,13 @@ async function runSeries(
     throw error;
   }
   const status = await child.status;
-  if (status.code !== 0 || stamps.length !== n + 1 || tools.length !== n) {
+  if (status.code !== 0 || script.requests() !== n + 1 || tools.length !== n) {
     throw new Error(
-      `rousseau run exited ${status.code} after ${stamps.length} model requests and ` +
+      `rousseau run exited ${status.code} after ${script.requests()} model requests and ` +
         `${tools.length} tool results: ${(await stderr).slice(0, 400)}`,
     );
   }
-  return { calls: stamps.slice(1).map((t, i) => t - stamps[i]!), tools };
+  return { calls: script.gaps(), tools };
 }
 
 async function measure(fx: Fixture, settings: Settings): Promise<[Row[], Breakdown[]]> {
