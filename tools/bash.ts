@@ -467,7 +467,7 @@ function endedStatus(said: string): ShellStatus | undefined {
   const line = said.trimEnd().split("\n").at(-1) ?? "";
   const digits = line.startsWith(`${ENDED} `) ? line.slice(ENDED.length + 1) : "";
   const code = /^[0-9]{1,3}$/.test(digits) ? Number(digits) : NaN;
-  return Number.isInteger(code) && code >= 0 && code <= 255 ? { code, signal: null } : undefined;
+  return code <= 255 ? { code, signal: null } : undefined; // NaN: no ENDED line
 }
 
 /** True when the command wrote anything to an upper layer. */
